@@ -1,0 +1,1 @@
+"""(layout comment to come)"""
