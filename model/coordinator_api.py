@@ -18,6 +18,8 @@ from model.vocabulary import (
     DEFAULT_MIN_SESSION_TIMEOUT_MS,
     NEW_MEMBER_JOIN_TIMEOUT_MS,
     Error,
+    GroupState,
+    TimerEvent,
 )
 
 ResponseCallback = Callable[[Response], None]
@@ -66,3 +68,56 @@ class WhiteBoxCoordinator(Coordinator, Protocol):
 
     def load(self, group_id: str) -> None:
         """Partition immigration (GC:1231 onElection): resume from the last persisted metadata."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    """A member placed into a group by a scenario's `setup_add_group` backdoor step."""
+
+    member_id: str
+    group_instance_id: Optional[str] = None
+    protocols: tuple[tuple[str, bytes], ...] = (("range", b""),)
+    session_timeout_ms: int = 10000
+    rebalance_timeout_ms: int = 300000
+
+
+@runtime_checkable
+class BackdoorCoordinator(WhiteBoxCoordinator, Protocol):
+    """Test hooks for the scenario steps marked `backdoor: true` and the `unit_*` steps."""
+
+    def setup_add_group(
+        self, group_id: str, state: GroupState, members: tuple[MemberSpec, ...], protocol_type: str
+    ) -> None:
+        """Create the group directly in `state` holding `members` (first one is the leader)."""
+
+    def setup_prepare_rebalance(self, group_id: str) -> None:
+        """Start a rebalance as Kafka's prepareRebalance would (GC:1478)."""
+
+    def setup_force_transition(self, group_id: str, state: GroupState) -> None:
+        """Move the group to `state` via the target's own transition check (raises if illegal)."""
+
+    def can_transition(self, start: GroupState, path: tuple[GroupState, ...]) -> bool:
+        """Whether the target's transition check accepts every edge of `start -> path...`."""
+
+    def select_protocol(
+        self, members_protocols: tuple[tuple[str, ...], ...], group_protocol_type: str
+    ) -> Optional[str]:
+        """The protocol the target's selection picks for members with these preference lists."""
+
+
+class Recorder(Protocol):
+    """A recording hook: a coordinator that is given one reports everything it does to it.
+
+    Used to produce traces (traces/ turns the calls into rows) and, later, ITF exports.
+    `request_id` correlates a request with its (possibly later) response.
+    """
+
+    def on_request(self, now_ms: int, request_id: int, request: Request) -> None: ...
+
+    def on_response(self, now_ms: int, request_id: int, group_id: str, response: Response) -> None: ...
+
+    def on_timer(self, now_ms: int, group_id: str, event: TimerEvent, member_id: Optional[str]) -> None: ...
+
+    def on_transition(
+        self, now_ms: int, group_id: str, source: GroupState, target: GroupState, generation_id: int
+    ) -> None: ...
