@@ -1,0 +1,236 @@
+"""JSON form of the shared request/response records (the trace `payload` column).
+
+A record becomes a JSON object `{"type": "<class name>", <field>: <value>, ...}` with Kafka's field
+names: bytes as lower-case hex, enums by name (`"REBALANCE_IN_PROGRESS"`, `"JoinGroup"`), a
+TopicPartition as `"topic-3"`, tuples as lists. Decoding is strict: every field is type-checked and a
+mismatch raises `PayloadError` naming the field path, so a bad row lands in rejects with a reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import types
+import typing
+from typing import Any, Callable, Final, Union
+
+from model import messages
+from model.messages import Request, Response, TopicPartition
+
+
+class PayloadError(ValueError):
+    """A payload that does not decode to a record: `path` names the field, `problem` what is wrong."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"payload{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+_Decoder = Callable[[Any, str], Any]
+_Encoder = Callable[[Any], Any]
+
+REQUEST_TYPES: Final[tuple[type, ...]] = typing.get_args(Request)
+RESPONSE_TYPES: Final[tuple[type, ...]] = typing.get_args(Response)
+RECORD_TYPES: Final[dict[str, type]] = {t.__name__: t for t in REQUEST_TYPES + RESPONSE_TYPES}
+
+# The response record that answers each request record.
+RESPONSE_FOR_REQUEST: Final[dict[type, type]] = {
+    messages.JoinGroupRequest: messages.JoinGroupResponse,
+    messages.SyncGroupRequest: messages.SyncGroupResponse,
+    messages.HeartbeatRequest: messages.HeartbeatResponse,
+    messages.LeaveGroupRequest: messages.LeaveGroupResponse,
+    messages.OffsetCommitRequest: messages.OffsetCommitResponse,
+    messages.OffsetFetchRequest: messages.OffsetFetchResponse,
+    messages.DescribeGroupsRequest: messages.DescribeGroupsResponse,
+    messages.ListGroupsRequest: messages.ListGroupsResponse,
+    messages.DeleteGroupsRequest: messages.DeleteGroupsResponse,
+}
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _scalar_decoder(kind: type) -> _Decoder:
+    def decode(value: Any, path: str) -> Any:
+        # bool is an int in Python; a JSON true is not a valid int here, nor 1 a valid bool.
+        if type(value) is not kind:
+            raise PayloadError(path, f"expected {kind.__name__}, got {_type_name(value)}")
+        return value
+
+    return decode
+
+
+def _bytes_decoder(value: Any, path: str) -> bytes:
+    if not isinstance(value, str):
+        raise PayloadError(path, f"expected hex string, got {_type_name(value)}")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise PayloadError(path, f"expected hex string, got {value!r}") from None
+
+
+def _topic_partition_decoder(value: Any, path: str) -> TopicPartition:
+    if not isinstance(value, str):
+        raise PayloadError(path, f"expected TOPIC-PARTITION string, got {_type_name(value)}")
+    try:
+        return TopicPartition.parse(value)
+    except ValueError as e:
+        raise PayloadError(path, str(e)) from None
+
+
+def _enum_decoder(kind: type[enum.Enum]) -> _Decoder:
+    names = kind.__members__
+
+    def decode(value: Any, path: str) -> Any:
+        if not isinstance(value, str) or value not in names:
+            raise PayloadError(path, f"expected a {kind.__name__} name, got {value!r}")
+        return names[value]
+
+    return decode
+
+
+def _optional_decoder(inner: _Decoder) -> _Decoder:
+    def decode(value: Any, path: str) -> Any:
+        return None if value is None else inner(value, path)
+
+    return decode
+
+
+def _list_decoder(inner: _Decoder) -> _Decoder:
+    def decode(value: Any, path: str) -> Any:
+        if not isinstance(value, list):
+            raise PayloadError(path, f"expected list, got {_type_name(value)}")
+        return tuple(inner(v, f"{path}[{i}]") for i, v in enumerate(value))
+
+    return decode
+
+
+def _fixed_tuple_decoder(inners: tuple[_Decoder, ...]) -> _Decoder:
+    def decode(value: Any, path: str) -> Any:
+        if not isinstance(value, list) or len(value) != len(inners):
+            raise PayloadError(path, f"expected list of {len(inners)}, got {_type_name(value)}")
+        return tuple(d(v, f"{path}[{i}]") for i, (d, v) in enumerate(zip(inners, value)))
+
+    return decode
+
+
+_DECODERS: dict[Any, _Decoder] = {}
+
+
+def _decoder_for(tp: Any) -> _Decoder:
+    cached = _DECODERS.get(tp)
+    if cached is not None:
+        return cached
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    result: _Decoder
+    if tp in (str, int, bool):
+        result = _scalar_decoder(tp)
+    elif tp is bytes:
+        result = _bytes_decoder
+    elif tp is TopicPartition:
+        result = _topic_partition_decoder
+    elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+        result = _enum_decoder(tp)
+    elif origin in (Union, types.UnionType) and type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        result = _optional_decoder(_decoder_for(inner))
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        result = _list_decoder(_decoder_for(args[0]))
+    elif origin is tuple:
+        result = _fixed_tuple_decoder(tuple(_decoder_for(a) for a in args))
+    elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        result = _record_decoder(tp)
+    else:  # pragma: no cover - a new field type in model.messages
+        raise TypeError(f"no JSON decoder for {tp!r}")
+    _DECODERS[tp] = result
+    return result
+
+
+def _record_decoder(cls: type) -> _Decoder:
+    hints = typing.get_type_hints(cls)
+    fields = [f for f in dataclasses.fields(cls)]
+    required = {
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    # Resolved lazily: records refer to each other.
+    field_decoders: dict[str, _Decoder] = {}
+
+    def decode(value: Any, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise PayloadError(path, f"expected object, got {_type_name(value)}")
+        if not field_decoders:
+            for f in fields:
+                field_decoders[f.name] = _decoder_for(hints[f.name])
+        missing = required - value.keys()
+        if missing:
+            raise PayloadError(path, f"missing field(s) {', '.join(sorted(missing))} of {cls.__name__}")
+        kwargs = {}
+        for key, raw in value.items():
+            if key == "type":
+                continue
+            decoder = field_decoders.get(key)
+            if decoder is None:
+                raise PayloadError(path, f"unknown field {key!r} of {cls.__name__}")
+            kwargs[key] = decoder(raw, f"{path}.{key}")
+        return cls(**kwargs)
+
+    return decode
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, TopicPartition):
+        return str(value)
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if dataclasses.is_dataclass(value):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def record_to_json(record: Request | Response) -> dict[str, Any]:
+    """The JSON object form of a record (see the module docstring)."""
+    body = _encode(record)
+    assert isinstance(body, dict)
+    return {"type": type(record).__name__, **body}
+
+
+def dumps_record(record: Request | Response) -> str:
+    return json.dumps(record_to_json(record), separators=(",", ":"))
+
+
+def record_from_json(value: Any, expected: tuple[type, ...] = REQUEST_TYPES + RESPONSE_TYPES) -> Any:
+    """Decode a record object; `expected` restricts which record types are acceptable."""
+    if not isinstance(value, dict):
+        raise PayloadError("", f"expected object, got {_type_name(value)}")
+    name = value.get("type")
+    cls = RECORD_TYPES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise PayloadError(".type", f"expected a record type name, got {name!r}")
+    if cls not in expected:
+        wanted = ", ".join(t.__name__ for t in expected)
+        raise PayloadError(".type", f"expected {wanted}, got {name}")
+    return _record_decoder_cached(cls)(value, "")
+
+
+def _record_decoder_cached(cls: type) -> _Decoder:
+    return _decoder_for(cls)
+
+
+def loads_record(text: str, expected: tuple[type, ...] = REQUEST_TYPES + RESPONSE_TYPES) -> Any:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PayloadError("", f"not JSON ({e.msg} at char {e.pos})") from None
+    return record_from_json(value, expected)
