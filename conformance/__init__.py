@@ -1,1 +1,10 @@
-"""(layout comment to come)"""
+# How this package is laid out:
+#   scenario.py  typed, frozen records of a scenario file (one record per step `op`)
+#   parse.py     JSON -> records, with every format error raised as ScenarioFormatError
+#   expect.py    the `expect` keys of each op: their value shapes and how each is compared
+#   runner.py    runs one scenario against a fresh target; PASS / FAIL / SKIP results
+#   finding.py   a FAIL printed as a ready-to-run scenario file
+#   report.py    the text and JSON reports
+#   targets.py   `model`, `reference`, `kafka://HOST:PORT`, `tansu` -> a target factory
+#   cli.py       `groupspec scenario run FILE... --target T [--json FILE] [--allow-remote]`
+"""The scenario runner for the `kafka-classic-group-conformance/1` format."""

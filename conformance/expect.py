@@ -1,0 +1,420 @@
+"""The `expect` keys of every op: the shape of each value and how it is compared with the target.
+
+`KEYS[op][key]` says what a scenario may write (`Kind`, checked by parse.py) and how the runner
+compares it (`Compare`) with the `actual` value of the same name, read from the response (or from
+the group view for `check_group`) by `actuals_of`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Optional, Protocol, Union
+
+from model.messages import (
+    DeleteGroupsResponse,
+    DescribedGroup,
+    DescribeGroupsResponse,
+    GroupView,
+    HeartbeatResponse,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    ListGroupsResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+    Response,
+    SyncGroupResponse,
+    TopicPartition,
+)
+
+from conformance.scenario import Expect, Frozen, FrozenObject, GenerationRef, MemberRef
+
+
+class Kind(enum.Enum):
+    ERROR = "an error name (NONE, REBALANCE_IN_PROGRESS, ...)"
+    INT = "an integer"
+    GEN = 'an integer or "$gen:<join id>"'
+    BOOL = "true or false"
+    STR = "a string"
+    OPT_STR = "a string or null"
+    HEX = "a hex string"
+    MEMBER = 'a member id or "$X"'
+    OPT_MEMBER = 'a member id, "$X" or null'
+    LEADER = '"self", a member id or "$X"'
+    MEMBER_LIST = 'a list of member ids or "$X"'
+    OPT_STR_LIST = "a list of strings or nulls"
+    STR_LIST = "a list of strings"
+    STR_OR_BOOL = "an instance id or true/false"
+    ERROR_LIST = "a list of error names"
+    ERROR_MAP = "an object mapping names to error names"
+    OFFSET_MAP = 'an object mapping "topic-N" to integers'
+    DESCRIBED_STATE = 'a Kafka state name or ""'
+    GROUP_STATE = "a group state name (Empty, PreparingRebalance, ..., Dead, Missing)"
+    TIMEOUT_MAP = 'an object {"$X": {"session_timeout_ms": N, "rebalance_timeout_ms": N}}'
+
+
+class Compare(enum.Enum):
+    EQ = "equals"
+    NE = "differs from"
+    NOT_IN = "is none of"
+    PREFIX = "starts with"
+    MULTISET = "equals as a multiset"
+    CONTAINS_ALL = "contains all of"
+    LACKS_ALL = "contains none of"
+    HAS = "has"
+    SUBMAP = "has these values for"
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    kind: Kind
+    compare: Compare
+    actual: str  # name of the actual value it is compared with
+
+
+def _k(kind: Kind, compare: Compare = Compare.EQ, actual: str = "") -> KeySpec:
+    return KeySpec(kind, compare, actual)
+
+
+_JOIN: dict[str, KeySpec] = {
+    "error": _k(Kind.ERROR, actual="error"),
+    "generation": _k(Kind.GEN, actual="generation"),
+    "generation_not": _k(Kind.GEN, Compare.NE, "generation"),
+    "member_id": _k(Kind.MEMBER, actual="member_id"),
+    "member_id_not": _k(Kind.MEMBER_LIST, Compare.NOT_IN, "member_id"),
+    "member_id_prefix": _k(Kind.STR, Compare.PREFIX, "member_id"),
+    "leader": _k(Kind.LEADER, actual="leader"),
+    "members_count": _k(Kind.INT, actual="members_count"),
+    "member_instance_ids": _k(Kind.OPT_STR_LIST, Compare.MULTISET, "member_instance_ids"),
+    "protocol_type": _k(Kind.OPT_STR, actual="protocol_type"),
+    "protocol_name": _k(Kind.OPT_STR, actual="protocol_name"),
+    "skip_assignment": _k(Kind.BOOL, actual="skip_assignment"),
+}
+
+KEYS: dict[str, dict[str, KeySpec]] = {
+    "join": _JOIN,
+    "sync": {
+        "error": _k(Kind.ERROR, actual="error"),
+        "assignment": _k(Kind.HEX, actual="assignment"),
+        "protocol_type": _k(Kind.OPT_STR, actual="protocol_type"),
+        "protocol_name": _k(Kind.OPT_STR, actual="protocol_name"),
+    },
+    "heartbeat": {"error": _k(Kind.ERROR, actual="error")},
+    "leave": {
+        "error": _k(Kind.ERROR, actual="error"),
+        "member_errors": _k(Kind.ERROR_LIST, actual="member_errors"),
+    },
+    "commit": {"errors": _k(Kind.ERROR_MAP, actual="errors")},
+    "fetch_offsets": {
+        "error": _k(Kind.ERROR, actual="error"),
+        "offsets": _k(Kind.OFFSET_MAP, actual="offsets"),
+    },
+    "describe": {
+        "error": _k(Kind.ERROR, actual="error"),
+        "state": _k(Kind.DESCRIBED_STATE, actual="state"),
+        "protocol_type": _k(Kind.STR, actual="protocol_type"),
+        "protocol": _k(Kind.STR, actual="protocol"),
+        "members_count": _k(Kind.INT, actual="members_count"),
+        "member_ids": _k(Kind.MEMBER_LIST, Compare.MULTISET, "member_ids"),
+        "member_ids_contain": _k(Kind.MEMBER_LIST, Compare.CONTAINS_ALL, "member_ids"),
+        "first_member_id": _k(Kind.MEMBER, actual="first_member_id"),
+        "member_instance_ids": _k(Kind.OPT_STR_LIST, Compare.MULTISET, "member_instance_ids"),
+        "members_metadata_and_assignment_empty": _k(Kind.BOOL, actual="members_empty"),
+    },
+    "list_groups": {
+        "error": _k(Kind.ERROR, actual="error"),
+        "count": _k(Kind.INT, actual="count"),
+    },
+    "delete_groups": {"errors": _k(Kind.ERROR_MAP, actual="errors")},
+    "check_group": {
+        "state": _k(Kind.GROUP_STATE, actual="state"),
+        "generation": _k(Kind.GEN, actual="generation"),
+        "members_count": _k(Kind.INT, actual="members_count"),
+        "member_ids": _k(Kind.MEMBER_LIST, Compare.MULTISET, "member_ids"),
+        "has_members": _k(Kind.MEMBER_LIST, Compare.CONTAINS_ALL, "member_ids"),
+        "lacks_members": _k(Kind.MEMBER_LIST, Compare.LACKS_ALL, "member_ids"),
+        "static_instance_ids": _k(Kind.STR_LIST, Compare.MULTISET, "static_instance_ids"),
+        "dynamic_members_count": _k(Kind.INT, actual="dynamic_members_count"),
+        "pending_members_count": _k(Kind.INT, actual="pending_members_count"),
+        "new_members_count": _k(Kind.INT, actual="new_members_count"),
+        "leader": _k(Kind.OPT_MEMBER, actual="leader"),
+        "leader_is_not_null": _k(Kind.BOOL, actual="leader_is_not_null"),
+        "has_static_member": _k(Kind.STR_OR_BOOL, Compare.HAS, "static_instance_ids"),
+        "member_timeouts": _k(Kind.TIMEOUT_MAP, Compare.SUBMAP, "member_timeouts"),
+    },
+}
+
+# check_group keys a black-box target can answer through DescribeGroups.
+DESCRIBE_MAPPABLE_GROUP_KEYS: frozenset[str] = frozenset(
+    {
+        "state",
+        "members_count",
+        "member_ids",
+        "has_members",
+        "lacks_members",
+        "static_instance_ids",
+        "dynamic_members_count",
+        "has_static_member",
+    }
+)
+
+# Ops whose response carries one error (usable by check_error_counts / check_same_errors).
+SINGLE_ERROR_OPS: frozenset[str] = frozenset(
+    {"join", "sync", "heartbeat", "leave", "fetch_offsets", "describe", "list_groups"}
+)
+
+Actual = Union[None, bool, int, str, list["Actual"], dict[str, "Actual"]]
+
+
+class Resolver(Protocol):
+    def member(self, ref: MemberRef) -> str: ...
+
+    def generation(self, ref: GenerationRef) -> int: ...
+
+
+def _opt_sorted(values: list[Optional[str]]) -> list[Actual]:
+    return list(sorted(values, key=lambda v: (v is not None, v or "")))
+
+
+def actuals_of(response: Response, group_id: str) -> dict[str, Actual]:
+    """The actual values of every expect key of the response's op (describe: group `group_id`)."""
+    if isinstance(response, JoinGroupResponse):
+        return {
+            "error": response.error.name,
+            "generation": response.generation_id,
+            "member_id": response.member_id,
+            "leader": response.leader,
+            "members_count": len(response.members),
+            "member_instance_ids": _opt_sorted([m.group_instance_id for m in response.members]),
+            "protocol_type": response.protocol_type,
+            "protocol_name": response.protocol_name,
+            "skip_assignment": response.skip_assignment,
+        }
+    if isinstance(response, SyncGroupResponse):
+        return {
+            "error": response.error.name,
+            "assignment": response.assignment.hex(),
+            "protocol_type": response.protocol_type,
+            "protocol_name": response.protocol_name,
+        }
+    if isinstance(response, HeartbeatResponse):
+        return {"error": response.error.name}
+    if isinstance(response, LeaveGroupResponse):
+        return {
+            "error": response.error.name,
+            "member_errors": [m.error.name for m in response.members],
+        }
+    if isinstance(response, OffsetCommitResponse):
+        return {"errors": {str(tp): e.name for tp, e in response.partitions}}
+    if isinstance(response, OffsetFetchResponse):
+        return {
+            "error": response.error.name,
+            "offsets": {str(tp): off for tp, off, _ in response.partitions},
+        }
+    if isinstance(response, DescribeGroupsResponse):
+        described = _described(response, group_id)
+        if described is None:
+            return {"error": None, "state": None, "members_count": None}
+        return actuals_of_described(described)
+    if isinstance(response, ListGroupsResponse):
+        return {"error": response.error.name, "count": len(response.groups)}
+    if isinstance(response, DeleteGroupsResponse):
+        return {"errors": {g: e.name for g, e in response.results}}
+    raise TypeError(f"not a response record: {response!r}")
+
+
+def _described(response: DescribeGroupsResponse, group_id: str) -> Optional[DescribedGroup]:
+    for g in response.groups:
+        if g.group_id == group_id:
+            return g
+    return response.groups[0] if len(response.groups) == 1 else None
+
+
+def actuals_of_described(g: DescribedGroup) -> dict[str, Actual]:
+    ids: list[Actual] = [m.member_id for m in g.members]
+    return {
+        "error": g.error.name,
+        "state": g.state,
+        "protocol_type": g.protocol_type,
+        "protocol": g.protocol,
+        "members_count": len(g.members),
+        "member_ids": ids,
+        "first_member_id": g.members[0].member_id if g.members else None,
+        "member_instance_ids": _opt_sorted([m.group_instance_id for m in g.members]),
+        "members_empty": all(not m.metadata and not m.assignment for m in g.members),
+    }
+
+
+def actuals_of_view(view: Optional[GroupView]) -> dict[str, Actual]:
+    """check_group actual values from a white-box view (None = no group object: "Missing")."""
+    if view is None:
+        return {
+            "state": "Missing",
+            "generation": None,
+            "members_count": 0,
+            "member_ids": [],
+            "static_instance_ids": [],
+            "dynamic_members_count": 0,
+            "pending_members_count": 0,
+            "new_members_count": 0,
+            "leader": None,
+            "leader_is_not_null": False,
+            "member_timeouts": {},
+        }
+    statics: list[Actual] = [
+        i for i in sorted(m.group_instance_id for m in view.members if m.group_instance_id is not None)
+    ]
+    return {
+        "state": view.state.name,
+        "generation": view.generation_id,
+        "members_count": len(view.members),
+        "member_ids": [m.member_id for m in view.members],
+        "static_instance_ids": statics,
+        "dynamic_members_count": sum(1 for m in view.members if m.group_instance_id is None),
+        "pending_members_count": len(view.pending_members),
+        "new_members_count": sum(1 for m in view.members if m.is_new),
+        "leader": view.leader,
+        "leader_is_not_null": view.leader is not None,
+        "member_timeouts": {
+            m.member_id: {
+                "session_timeout_ms": m.session_timeout_ms,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms,
+            }
+            for m in view.members
+        },
+    }
+
+
+def group_actuals_from_describe(g: DescribedGroup) -> dict[str, Actual]:
+    """check_group actual values a black-box target can give (see DESCRIBE_MAPPABLE_GROUP_KEYS).
+
+    An unknown group is described as "Dead" with no members; it is reported as "Missing", the
+    pseudo-state of the white-box views, so that the same scenario reads the same on both.
+    """
+    unknown = g.state == "Dead" and not g.members
+    statics: list[Actual] = [
+        i for i in sorted(m.group_instance_id for m in g.members if m.group_instance_id is not None)
+    ]
+    return {
+        "state": "Missing" if unknown else g.state,
+        "members_count": len(g.members),
+        "member_ids": [m.member_id for m in g.members],
+        "static_instance_ids": statics,
+        "dynamic_members_count": sum(1 for m in g.members if m.group_instance_id is None),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    key: str
+    expected: Frozen  # as written in the scenario
+    resolved: Actual  # after $X / $gen / "self" resolution
+    actual: Actual
+    compare: Compare
+
+    def describe(self) -> str:
+        exp = _show(thaw(self.expected))
+        if thaw(self.expected) != self.resolved:
+            exp += f" (= {_show(self.resolved)})"
+        how = "" if self.compare is Compare.EQ else f"{self.compare.value} "
+        return f"{self.key}: expected {how}{exp}, actual {_show(self.actual)}"
+
+
+def _show(value: Actual) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def thaw(value: Frozen) -> Actual:
+    if isinstance(value, FrozenObject):
+        return {k: thaw(v) for k, v in value.items}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+def resolve(spec: KeySpec, value: Frozen, actual: dict[str, Actual], r: Resolver) -> Actual:
+    """The expected value after resolving `$X`, `$gen:` and `"self"`."""
+    kind = spec.kind
+    if kind is Kind.GEN:
+        if isinstance(value, str):
+            return r.generation(GenerationRef(join_id=value[len("$gen:") :]))
+        return value if isinstance(value, int) else None
+    if kind in (Kind.MEMBER, Kind.OPT_MEMBER):
+        return None if value is None else r.member(MemberRef(str(value)))
+    if kind is Kind.LEADER:
+        return actual.get("member_id") if value == "self" else r.member(MemberRef(str(value)))
+    if kind is Kind.MEMBER_LIST:
+        assert isinstance(value, tuple)
+        return [r.member(MemberRef(str(v))) for v in value]
+    if kind is Kind.TIMEOUT_MAP:
+        assert isinstance(value, FrozenObject)
+        return {r.member(MemberRef(k)): thaw(v) for k, v in value.items}
+    if kind is Kind.ERROR_MAP or kind is Kind.OFFSET_MAP:
+        assert isinstance(value, FrozenObject)
+        return {_normal_key(k): thaw(v) for k, v in value.items}
+    if kind is Kind.HEX:
+        return str(value).lower()
+    return thaw(value)
+
+
+def _normal_key(key: str) -> str:
+    try:
+        return str(TopicPartition.parse(key))
+    except ValueError:
+        return key
+
+
+def _matches(compare: Compare, expected: Actual, actual: Actual) -> bool:
+    if compare is Compare.EQ:
+        return expected == actual
+    if compare is Compare.NE:
+        return expected != actual
+    if compare is Compare.NOT_IN:
+        return isinstance(expected, list) and actual not in expected
+    if compare is Compare.PREFIX:
+        return isinstance(actual, str) and isinstance(expected, str) and actual.startswith(expected)
+    if compare is Compare.MULTISET:
+        return (
+            isinstance(expected, list)
+            and isinstance(actual, list)
+            and sorted(map(_sort_key, expected)) == sorted(map(_sort_key, actual))
+        )
+    if compare is Compare.CONTAINS_ALL:
+        return isinstance(expected, list) and isinstance(actual, list) and all(e in actual for e in expected)
+    if compare is Compare.LACKS_ALL:
+        return isinstance(expected, list) and isinstance(actual, list) and not any(e in actual for e in expected)
+    if compare is Compare.HAS:
+        if not isinstance(actual, list):
+            return False
+        return (len(actual) > 0) == expected if isinstance(expected, bool) else expected in actual
+    if compare is Compare.SUBMAP:
+        if not isinstance(expected, dict) or not isinstance(actual, dict):
+            return False
+        for member, fields in expected.items():
+            got = actual.get(member)
+            if not isinstance(fields, dict) or not isinstance(got, dict):
+                return False
+            if any(got.get(f) != v for f, v in fields.items()):
+                return False
+        return True
+    raise AssertionError(compare)
+
+
+def _sort_key(v: Actual) -> tuple[bool, str]:
+    return (v is not None, str(v))
+
+
+def evaluate(
+    op: str, expects: tuple[Expect, ...], actual: dict[str, Actual], r: Resolver
+) -> list[Mismatch]:
+    """Every expect entry that the actual values do not satisfy, in the order written."""
+    out: list[Mismatch] = []
+    for e in expects:
+        spec = KEYS[op][e.key]
+        got = actual.get(spec.actual)
+        want = resolve(spec, e.value, actual, r)
+        if not _matches(spec.compare, want, got):
+            out.append(Mismatch(e.key, e.value, want, got, spec.compare))
+    return out

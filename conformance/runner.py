@@ -1,0 +1,494 @@
+"""Run scenarios against a target: one fresh coordinator per scenario, steps in order.
+
+The first step whose expectation does not hold makes the scenario FAIL (with that step's index,
+expected and actual values); a step the target cannot perform makes it SKIP (with the reason),
+never PASS. A target that raises, answers twice, or leaves an `immediate` request unanswered fails
+at that step. `StepHook` is called for every step, and again when a parked request is answered
+later, so that traces can be recorded.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from model.coordinator_api import (
+    BackdoorCoordinator,
+    Coordinator,
+    CoordinatorConfig,
+    WhiteBoxCoordinator,
+)
+from model.messages import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    ListGroupsRequest,
+    MemberIdentity,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Request,
+    Response,
+    SyncGroupRequest,
+)
+from model.vocabulary import GroupState
+
+from conformance.expect import (
+    DESCRIBE_MAPPABLE_GROUP_KEYS,
+    Actual,
+    Mismatch,
+    actuals_of,
+    actuals_of_view,
+    evaluate,
+    group_actuals_from_describe,
+)
+from conformance.scenario import (
+    BACKDOOR_STEPS,
+    REQUEST_STEP_TYPES,
+    WHITE_BOX_STEPS,
+    AdvanceStep,
+    CheckErrorCountsStep,
+    CheckGroupStep,
+    CheckOneOfStep,
+    CheckPendingStep,
+    CheckResponseStep,
+    CheckSameErrorsStep,
+    CommitStep,
+    DeleteGroupsStep,
+    DescribeStep,
+    Expect,
+    FetchOffsetsStep,
+    GenerationRef,
+    HeartbeatStep,
+    JoinStep,
+    LeaveStep,
+    ListGroupsStep,
+    MemberRef,
+    RequestMeta,
+    RequestStep,
+    Scenario,
+    ScenarioFile,
+    SetupAddGroupStep,
+    SetupForceTransitionStep,
+    SetupLoadStep,
+    SetupPrepareRebalanceStep,
+    SetupUnloadStep,
+    Step,
+    SyncStep,
+    UnitSelectProtocolStep,
+    UnitTransitionsStep,
+    step_index,
+    step_op,
+)
+
+TargetFactory = Callable[[CoordinatorConfig], Coordinator]
+StepHook = Callable[[Scenario, int, Optional[Request], Optional[Response]], None]
+
+
+class Outcome(enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The first failing step: what was expected and what the target did."""
+
+    step_index: int
+    op: str
+    message: str
+    mismatches: tuple[Mismatch, ...] = ()
+
+    def describe(self) -> str:
+        details = "; ".join(m.describe() for m in self.mismatches)
+        text = f"step {self.step_index} ({self.op}): {self.message}"
+        return f"{text}: {details}" if details else text
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    path: str
+    scenario: Scenario
+    outcome: Outcome
+    failure: Optional[Failure] = None
+    reason: str = ""  # why it was skipped
+
+    def describe(self) -> str:
+        head = f"{self.outcome.value}  {self.path} :: {self.scenario.name}"
+        if self.failure is not None:
+            return f"{head}: {self.failure.describe()}"
+        if self.reason:
+            return f"{head}: {self.reason}"
+        return head
+
+
+class _StepFailed(Exception):
+    def __init__(self, message: str, mismatches: tuple[Mismatch, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mismatches = mismatches
+
+
+@dataclass
+class _Slot:
+    """Where a request's response lands; more than one arrival is a target bug."""
+
+    step: int
+    request: Request
+    responses: list[Response] = field(default_factory=list)
+
+
+def _needs(scenario: Scenario, target: Coordinator) -> Optional[str]:
+    """Why the target cannot run this scenario at all (None: it can)."""
+    if not isinstance(target, BackdoorCoordinator):
+        steps = [s for s in scenario.steps if isinstance(s, BACKDOOR_STEPS)]
+        if steps:
+            listed = ", ".join(f"{step_index(s)} ({step_op(s)})" for s in steps)
+            return f"target has no backdoor/unit test hooks (BackdoorCoordinator), needed by steps {listed}"
+    if not isinstance(target, WhiteBoxCoordinator):
+        steps = [s for s in scenario.steps if isinstance(s, WHITE_BOX_STEPS)]
+        steps += [s for s in scenario.steps if isinstance(s, JoinStep) and s.append_error is not None]
+        if steps:
+            listed = ", ".join(f"{step_index(s)} ({step_op(s)})" for s in steps)
+            return f"target cannot unload/load or inject append errors (WhiteBoxCoordinator), needed by steps {listed}"
+    return None
+
+
+class _Run:
+    def __init__(self, scenario: Scenario, target: Coordinator, hook: Optional[StepHook]) -> None:
+        self.scenario = scenario
+        self.target = target
+        self.hook = hook
+        self.bindings: dict[str, str] = {}
+        self.slots: dict[str, _Slot] = {}
+        self.all_slots: list[_Slot] = []
+        self.unperformed: list[str] = []
+
+    # ---- Resolver (for expect.evaluate)
+
+    def member(self, ref: MemberRef) -> str:
+        name = ref.binding
+        if name is None:
+            return ref.text
+        if name not in self.bindings:
+            raise _StepFailed(f"${name} is not bound (the binding step did not run or had no response)")
+        return self.bindings[name]
+
+    def generation(self, ref: GenerationRef) -> int:
+        if ref.join_id is None:
+            assert ref.value is not None
+            return ref.value
+        response = self._response(ref.join_id)
+        if not isinstance(response, JoinGroupResponse):
+            raise _StepFailed(f"$gen:{ref.join_id} does not name a JoinGroup response")
+        return response.generation_id
+
+    def _response(self, rid: str) -> Response:
+        slot = self.slots[rid]
+        if not slot.responses:
+            raise _StepFailed(f"request {rid!r} (step {slot.step}) has no response yet")
+        return slot.responses[0]
+
+    # ---- requests
+
+    def build(self, step: RequestStep) -> Request:
+        g = step.meta.group
+        if isinstance(step, JoinStep):
+            return JoinGroupRequest(
+                group_id=g,
+                member_id=self.member(step.member),
+                protocol_type=step.protocol_type,
+                protocols=step.protocols,
+                session_timeout_ms=step.session_timeout_ms,
+                rebalance_timeout_ms=step.rebalance_timeout_ms,
+                group_instance_id=step.instance_id,
+                require_known_member_id=step.require_known_member_id,
+                supports_skip_assignment=step.supports_skip_assignment,
+                client_id=step.client_id,
+            )
+        if isinstance(step, SyncStep):
+            return SyncGroupRequest(
+                group_id=g,
+                member_id=self.member(step.member),
+                generation_id=self.generation(step.generation),
+                group_instance_id=step.instance_id,
+                protocol_type=step.protocol_type,
+                protocol_name=step.protocol_name,
+                assignments=tuple((self.member(m), a) for m, a in step.assignments),
+            )
+        if isinstance(step, HeartbeatStep):
+            return HeartbeatRequest(g, self.member(step.member), self.generation(step.generation), step.instance_id)
+        if isinstance(step, LeaveStep):
+            return LeaveGroupRequest(g, tuple(MemberIdentity(self.member(m), i) for m, i in step.members))
+        if isinstance(step, CommitStep):
+            return OffsetCommitRequest(
+                g, self.member(step.member), self.generation(step.generation), step.offsets, step.instance_id
+            )
+        if isinstance(step, FetchOffsetsStep):
+            return OffsetFetchRequest(g, step.partitions)
+        if isinstance(step, DescribeStep):
+            return DescribeGroupsRequest((g,))
+        if isinstance(step, ListGroupsStep):
+            return ListGroupsRequest(step.states)
+        assert isinstance(step, DeleteGroupsStep)
+        return DeleteGroupsRequest(step.groups)
+
+    def send(self, index: int, request: Request) -> _Slot:
+        slot = _Slot(index, request)
+        self.all_slots.append(slot)
+
+        def callback(response: Response) -> None:
+            slot.responses.append(response)
+            if self.hook is not None:
+                self.hook(self.scenario, index, request, response)
+
+        try:
+            self.target.handle(request, callback)
+        except Exception as e:  # a target bug, reported as this step's failure
+            raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+        return slot
+
+    def request_step(self, step: RequestStep) -> None:
+        meta: RequestMeta = step.meta
+        request = self.build(step)
+        append_error = step.append_error if isinstance(step, JoinStep) else None
+        if append_error is not None:
+            assert isinstance(self.target, WhiteBoxCoordinator)
+            self.target.set_append_result(append_error)
+        try:
+            slot = self.send(meta.index, request)
+        finally:
+            if append_error is not None:
+                assert isinstance(self.target, WhiteBoxCoordinator)
+                self.target.set_append_result(self.scenario.config.append_result)
+        if meta.id is not None:
+            self.slots[meta.id] = slot
+        if meta.await_later:
+            if self.hook is not None and not slot.responses:
+                self.hook(self.scenario, meta.index, request, None)
+            return
+        if not slot.responses:
+            raise _StepFailed("expected an immediate response, but the request is parked (no response)")
+        self.examine(step_op(step), slot.responses[0], meta.group, meta.expect, meta.bind)
+
+    def examine(
+        self, op: str, response: Response, group: str, expect: tuple[Expect, ...], bind: Optional[str]
+    ) -> None:
+        actual = actuals_of(response, group)
+        if bind is not None:
+            self.bindings[bind] = str(actual.get("member_id", ""))
+        mismatches = evaluate(op, expect, actual, self)
+        if mismatches:
+            raise _StepFailed("response differs", tuple(mismatches))
+
+    # ---- checks
+
+    def check_response(self, step: CheckResponseStep) -> None:
+        response = self._response(step.id)
+        group = self._request_group(step.id)
+        self.examine(step.op, response, group, step.expect, step.bind)
+
+    def _request_group(self, rid: str) -> str:
+        request = self.slots[rid].request
+        return request.group_ids[0] if isinstance(request, DescribeGroupsRequest) else getattr(request, "group_id", "")
+
+    def check_group(self, step: CheckGroupStep) -> None:
+        if isinstance(self.target, WhiteBoxCoordinator):
+            try:
+                view = self.target.group_view(step.group)
+            except Exception as e:
+                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+            actual = actuals_of_view(view)
+            performable = step.expect
+        else:
+            slot = self.send(step.index, DescribeGroupsRequest((step.group,)))
+            response = slot.responses[0] if slot.responses else None
+            if not isinstance(response, DescribeGroupsResponse) or not response.groups:
+                raise _StepFailed(f"check_group via DescribeGroups: no usable response ({response!r})")
+            actual = group_actuals_from_describe(response.groups[0])
+            performable = tuple(e for e in step.expect if e.key in DESCRIBE_MAPPABLE_GROUP_KEYS)
+            for exp in step.expect:
+                if exp.key not in DESCRIBE_MAPPABLE_GROUP_KEYS:
+                    self.unperformed.append(f"step {step.index} check_group.{exp.key}")
+        mismatches = evaluate("check_group", performable, actual, self)
+        if mismatches:
+            raise _StepFailed("group differs", tuple(mismatches))
+
+    def _error_of(self, rid: str) -> str:
+        error = actuals_of(self._response(rid), self._request_group(rid)).get("error")
+        return str(error)
+
+    def check_error_counts(self, step: CheckErrorCountsStep) -> None:
+        got = Counter(self._error_of(r) for r in step.ids)
+        want = Counter({e.name: n for e, n in step.counts if n > 0})
+        if got != want:
+            raise _StepFailed(f"error counts of {list(step.ids)}: expected {dict(want)}, actual {dict(got)}")
+
+    def check_same_errors(self, step: CheckSameErrorsStep) -> None:
+        for a, b in step.pairs:
+            ea, eb = self._error_of(a), self._error_of(b)
+            if ea != eb:
+                raise _StepFailed(f"expected {a!r} and {b!r} to carry the same error, actual {ea} and {eb}")
+
+    def check_one_of(self, step: CheckOneOfStep) -> None:
+        answers = [(rid, actuals_of(self._response(rid), self._request_group(rid))) for rid in step.ids]
+        leaders = [(rid, a) for rid, a in answers if not evaluate(step.op, step.leader_expect, a, self)]
+        if len(leaders) != 1:
+            names = [rid for rid, _ in leaders]
+            raise _StepFailed(f"expected exactly one of {list(step.ids)} to satisfy leader_expect, actual {names}")
+        leader_id, leader_actual = leaders[0]
+        for rid, a in answers:
+            if rid == leader_id:
+                continue
+            mismatches = evaluate(step.op, step.follower_expect, a, self)
+            if step.leader_is_other and a.get("leader") != leader_actual.get("member_id"):
+                raise _StepFailed(
+                    f"{rid!r}: expected leader {leader_actual.get('member_id')!r} (member id of {leader_id!r}), "
+                    f"actual {a.get('leader')!r}"
+                )
+            if mismatches:
+                raise _StepFailed(f"{rid!r} does not satisfy follower_expect", tuple(mismatches))
+
+    # ---- backdoor and unit steps
+
+    def backdoor(self, step: Step) -> None:
+        t = self.target
+        assert isinstance(t, BackdoorCoordinator)
+        if isinstance(step, SetupAddGroupStep):
+            t.setup_add_group(step.group, step.state, step.members, step.protocol_type)
+        elif isinstance(step, SetupPrepareRebalanceStep):
+            t.setup_prepare_rebalance(step.group)
+        elif isinstance(step, SetupForceTransitionStep):
+            t.setup_force_transition(step.group, step.state)
+        elif isinstance(step, UnitTransitionsStep):
+            self.unit_transitions(t, step)
+        elif isinstance(step, UnitSelectProtocolStep):
+            self.unit_select_protocol(t, step)
+
+    def unit_transitions(self, t: BackdoorCoordinator, step: UnitTransitionsStep) -> None:
+        for case in step.cases:
+            got = t.can_transition(step.start, case.path)
+            if got != case.ok:
+                path = " -> ".join(s.name for s in (step.start, *case.path))
+                raise _StepFailed(f"transition path {path}: expected ok={case.ok}, actual ok={got}")
+        if step.can_rebalance is not None:
+            got = t.can_transition(step.start, (GroupState.PreparingRebalance,))
+            if got != step.can_rebalance:
+                raise _StepFailed(f"canRebalance in {step.start.name}: expected {step.can_rebalance}, actual {got}")
+
+    def unit_select_protocol(self, t: BackdoorCoordinator, step: UnitSelectProtocolStep) -> None:
+        for case in step.cases:
+            got = t.select_protocol(case.members, case.protocol_type)
+            if got not in case.expect:
+                raise _StepFailed(
+                    f"selectProtocol({[list(m) for m in case.members]}): expected one of {list(case.expect)}, "
+                    f"actual {got!r}"
+                )
+        if step.supports_protocols:
+            self.unperformed.append(
+                f"step {step.index} unit_select_protocol.supports_protocols (no supportsProtocols hook)"
+            )
+
+    # ---- driver
+
+    def step(self, step: Step) -> None:
+        if isinstance(step, REQUEST_STEP_TYPES):
+            self.request_step(step)
+            return
+        if self.hook is not None:
+            self.hook(self.scenario, step_index(step), None, None)
+        if isinstance(step, AdvanceStep):
+            try:
+                self.target.advance(step.ms)
+            except Exception as e:
+                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+        elif isinstance(step, CheckResponseStep):
+            self.check_response(step)
+        elif isinstance(step, CheckPendingStep):
+            slot = self.slots[step.id]
+            if slot.responses:
+                actual = actuals_of(slot.responses[0], self._request_group(step.id))
+                raise _StepFailed(f"expected {step.id!r} to be still parked, actual response {thaw_json(actual)}")
+        elif isinstance(step, CheckGroupStep):
+            self.check_group(step)
+        elif isinstance(step, CheckErrorCountsStep):
+            self.check_error_counts(step)
+        elif isinstance(step, CheckSameErrorsStep):
+            self.check_same_errors(step)
+        elif isinstance(step, CheckOneOfStep):
+            self.check_one_of(step)
+        elif isinstance(step, (SetupUnloadStep, SetupLoadStep)):
+            t = self.target
+            assert isinstance(t, WhiteBoxCoordinator)
+            try:
+                (t.unload if isinstance(step, SetupUnloadStep) else t.load)(step.group)
+            except Exception as e:
+                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+        else:
+            try:
+                self.backdoor(step)
+            except _StepFailed:
+                raise
+            except Exception as e:
+                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+
+    def answered_twice(self) -> Optional[str]:
+        for slot in self.all_slots:
+            if len(slot.responses) > 1:
+                return f"the response callback of step {slot.step} ran {len(slot.responses)} times"
+        return None
+
+
+def thaw_json(actual: dict[str, Actual]) -> str:
+    import json
+
+    return json.dumps(actual, sort_keys=True)
+
+
+def run_scenario(
+    path: str, scenario: Scenario, factory: TargetFactory, hook: Optional[StepHook] = None
+) -> ScenarioResult:
+    """Run one scenario against a fresh target built from its config."""
+    try:
+        target = factory(scenario.config)
+    except NotImplementedError as e:  # the factory cannot honour this config
+        return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"target cannot run this config: {e}")
+    reason = _needs(scenario, target)
+    if reason is not None:
+        return ScenarioResult(path, scenario, Outcome.SKIP, reason=reason)
+    run = _Run(scenario, target, hook)
+    for step in scenario.steps:
+        try:
+            run.step(step)
+            twice = run.answered_twice()
+            if twice is not None:
+                raise _StepFailed(twice)
+        except _StepFailed as e:
+            failure = Failure(step_index(step), step_op(step), e.message, e.mismatches)
+            return ScenarioResult(path, scenario, Outcome.FAIL, failure=failure)
+    if run.unperformed:
+        return ScenarioResult(
+            path, scenario, Outcome.SKIP, reason="checks the target cannot perform: " + ", ".join(run.unperformed)
+        )
+    return ScenarioResult(path, scenario, Outcome.PASS)
+
+
+def run_file(file: ScenarioFile, factory: TargetFactory, hook: Optional[StepHook] = None) -> list[ScenarioResult]:
+    return [run_scenario(file.path, s, factory, hook) for s in file.scenarios]
+
+
+__all__ = [
+    "Failure",
+    "Outcome",
+    "ScenarioResult",
+    "StepHook",
+    "TargetFactory",
+    "run_file",
+    "run_scenario",
+]

@@ -1,0 +1,410 @@
+"""Typed records of a scenario file, format `kafka-classic-group-conformance/1`.
+
+See /work/shared/scenario-format.md. `parse.py` builds these records from JSON; `runner.py` runs them.
+Every step record keeps `raw`, the step's JSON as written, so that a finding can be printed back
+as a scenario file unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from model.coordinator_api import CoordinatorConfig, MemberSpec
+from model.messages import ProtocolMetadata, TopicPartition
+from model.vocabulary import Error, GroupState
+
+FORMAT: str = "kafka-classic-group-conformance/1"
+
+# A JSON value made immutable: lists become tuples, objects become tuples of (key, value) pairs.
+Frozen = Union[None, bool, int, str, tuple["Frozen", ...], "FrozenObject"]
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenObject:
+    items: tuple[tuple[str, Frozen], ...]
+
+    def get(self, key: str) -> Frozen:
+        for k, v in self.items:
+            if k == key:
+                return v
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRef:
+    """A member id as written in a step: `""` (unknown member), a literal id, or `"$X"`."""
+
+    text: str
+
+    @property
+    def binding(self) -> Optional[str]:
+        return self.text[1:] if self.text.startswith("$") else None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRef:
+    """An integer generation, or `"$gen:<id>"`: the generation of that JoinGroup response."""
+
+    value: Optional[int] = None
+    join_id: Optional[str] = None
+
+    def __str__(self) -> str:
+        return f"$gen:{self.join_id}" if self.join_id is not None else str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """One `expect` entry: a key of the op's expect table and its (shape-checked) value."""
+
+    key: str
+    value: Frozen
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMeta:
+    """What every request step carries besides its op-specific fields."""
+
+    index: int
+    raw: str
+    id: Optional[str]
+    group: str
+    await_later: bool
+    expect: tuple[Expect, ...]
+    bind: Optional[str]  # binds $X to the response's member id
+
+
+@dataclass(frozen=True, slots=True)
+class JoinStep:
+    meta: RequestMeta
+    member: MemberRef
+    instance_id: Optional[str]
+    protocol_type: str
+    protocols: tuple[ProtocolMetadata, ...]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    require_known_member_id: bool
+    supports_skip_assignment: bool
+    client_id: str
+    append_error: Optional[Error]
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStep:
+    meta: RequestMeta
+    member: MemberRef
+    generation: GenerationRef
+    instance_id: Optional[str]
+    assignments: tuple[tuple[MemberRef, bytes], ...]
+    protocol_type: Optional[str]
+    protocol_name: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatStep:
+    meta: RequestMeta
+    member: MemberRef
+    generation: GenerationRef
+    instance_id: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveStep:
+    meta: RequestMeta
+    members: tuple[tuple[MemberRef, Optional[str]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitStep:
+    meta: RequestMeta
+    member: MemberRef
+    generation: GenerationRef
+    instance_id: Optional[str]
+    offsets: tuple[tuple[TopicPartition, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOffsetsStep:
+    meta: RequestMeta
+    partitions: Optional[tuple[TopicPartition, ...]]  # None = every committed partition
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeStep:
+    meta: RequestMeta
+
+
+@dataclass(frozen=True, slots=True)
+class ListGroupsStep:
+    meta: RequestMeta
+    states: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsStep:
+    meta: RequestMeta
+    groups: tuple[str, ...]
+
+
+RequestStep = Union[
+    JoinStep,
+    SyncStep,
+    HeartbeatStep,
+    LeaveStep,
+    CommitStep,
+    FetchOffsetsStep,
+    DescribeStep,
+    ListGroupsStep,
+    DeleteGroupsStep,
+]
+
+REQUEST_OPS: dict[type, str] = {
+    JoinStep: "join",
+    SyncStep: "sync",
+    HeartbeatStep: "heartbeat",
+    LeaveStep: "leave",
+    CommitStep: "commit",
+    FetchOffsetsStep: "fetch_offsets",
+    DescribeStep: "describe",
+    ListGroupsStep: "list_groups",
+    DeleteGroupsStep: "delete_groups",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceStep:
+    index: int
+    raw: str
+    ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResponseStep:
+    index: int
+    raw: str
+    id: str
+    op: str  # the op of the request step `id` names
+    expect: tuple[Expect, ...]
+    bind: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckPendingStep:
+    index: int
+    raw: str
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckGroupStep:
+    index: int
+    raw: str
+    group: str
+    expect: tuple[Expect, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckErrorCountsStep:
+    index: int
+    raw: str
+    ids: tuple[str, ...]
+    counts: tuple[tuple[Error, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSameErrorsStep:
+    index: int
+    raw: str
+    pairs: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOneOfStep:
+    index: int
+    raw: str
+    ids: tuple[str, ...]
+    op: str
+    leader_expect: tuple[Expect, ...]
+    follower_expect: tuple[Expect, ...]
+    leader_is_other: bool  # the others' `leader` is the member id of the one that matched
+
+
+@dataclass(frozen=True, slots=True)
+class SetupAddGroupStep:
+    index: int
+    raw: str
+    group: str
+    state: GroupState
+    members: tuple[MemberSpec, ...]
+    protocol_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetupPrepareRebalanceStep:
+    index: int
+    raw: str
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetupForceTransitionStep:
+    index: int
+    raw: str
+    group: str
+    state: GroupState
+
+
+@dataclass(frozen=True, slots=True)
+class SetupUnloadStep:
+    """Extension of the format: partition emigration (WhiteBoxCoordinator.unload)."""
+
+    index: int
+    raw: str
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetupLoadStep:
+    """Extension of the format: partition immigration (WhiteBoxCoordinator.load)."""
+
+    index: int
+    raw: str
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionCase:
+    path: tuple[GroupState, ...]
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UnitTransitionsStep:
+    index: int
+    raw: str
+    start: GroupState
+    cases: tuple[TransitionCase, ...]
+    can_rebalance: Optional[bool]
+
+
+@dataclass(frozen=True, slots=True)
+class SelectProtocolCase:
+    members: tuple[tuple[str, ...], ...]  # each member's protocol names, in preference order
+    protocol_type: str
+    expect: tuple[Optional[str], ...]  # acceptable selections (several when Kafka breaks a tie)
+
+
+@dataclass(frozen=True, slots=True)
+class SupportsProtocolsCase:
+    group_members: tuple[tuple[str, ...], ...]
+    group_protocol_type: str
+    protocol_type: str
+    protocols: tuple[str, ...]
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UnitSelectProtocolStep:
+    index: int
+    raw: str
+    cases: tuple[SelectProtocolCase, ...]
+    supports_protocols: tuple[SupportsProtocolsCase, ...]
+
+
+Step = Union[
+    JoinStep,
+    SyncStep,
+    HeartbeatStep,
+    LeaveStep,
+    CommitStep,
+    FetchOffsetsStep,
+    DescribeStep,
+    ListGroupsStep,
+    DeleteGroupsStep,
+    AdvanceStep,
+    CheckResponseStep,
+    CheckPendingStep,
+    CheckGroupStep,
+    CheckErrorCountsStep,
+    CheckSameErrorsStep,
+    CheckOneOfStep,
+    SetupAddGroupStep,
+    SetupPrepareRebalanceStep,
+    SetupForceTransitionStep,
+    SetupUnloadStep,
+    SetupLoadStep,
+    UnitTransitionsStep,
+    UnitSelectProtocolStep,
+]
+
+BACKDOOR_STEPS: tuple[type, ...] = (
+    SetupAddGroupStep,
+    SetupPrepareRebalanceStep,
+    SetupForceTransitionStep,
+    UnitTransitionsStep,
+    UnitSelectProtocolStep,
+)
+WHITE_BOX_STEPS: tuple[type, ...] = (SetupUnloadStep, SetupLoadStep)
+
+
+REQUEST_STEP_TYPES = (
+    JoinStep,
+    SyncStep,
+    HeartbeatStep,
+    LeaveStep,
+    CommitStep,
+    FetchOffsetsStep,
+    DescribeStep,
+    ListGroupsStep,
+    DeleteGroupsStep,
+)
+
+
+def step_index(step: Step) -> int:
+    return step.meta.index if isinstance(step, REQUEST_STEP_TYPES) else step.index
+
+
+def step_raw(step: Step) -> str:
+    return step.meta.raw if isinstance(step, REQUEST_STEP_TYPES) else step.raw
+
+
+def step_op(step: Step) -> str:
+    return OP_OF_TYPE[type(step)]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    index: int
+    source: str
+    config: CoordinatorConfig
+    tags: tuple[str, ...]
+    steps: tuple[Step, ...]
+    notes: str
+    raw: str  # the scenario object as written (without the file's defaults)
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioFile:
+    path: str
+    scenarios: tuple[Scenario, ...]
+    defaults_raw: str  # the file's `defaults` object as written ("{}" when absent)
+
+
+OP_OF_TYPE: dict[type, str] = {
+    **REQUEST_OPS,
+    AdvanceStep: "advance",
+    CheckResponseStep: "check_response",
+    CheckPendingStep: "check_pending",
+    CheckGroupStep: "check_group",
+    CheckErrorCountsStep: "check_error_counts",
+    CheckSameErrorsStep: "check_same_errors",
+    CheckOneOfStep: "check_one_of",
+    SetupAddGroupStep: "setup_add_group",
+    SetupPrepareRebalanceStep: "setup_prepare_rebalance",
+    SetupForceTransitionStep: "setup_force_transition",
+    SetupUnloadStep: "setup_unload",
+    SetupLoadStep: "setup_load",
+    UnitTransitionsStep: "unit_transitions",
+    UnitSelectProtocolStep: "unit_select_protocol",
+}
