@@ -311,14 +311,14 @@ def _decode_struct(ctx: _Ctx, st: StructType, r: Reader, path: str) -> Struct:
             seen.add(tag)
             size = r.uvarint(f"size of tag {tag} in {path}")
             raw = r.take(size, f"tagged field {tag} of {path}")
-            f = by_tag.get(tag)
-            if f is None:
+            known = by_tag.get(tag)
+            if known is None:
                 continue  # unknown tagged fields are skipped, as Kafka does
             sub = Reader(raw, r.api, r.version)
             try:
-                out[f.key] = _decode_value(ctx, f, sub, path)
+                out[known.key] = _decode_value(ctx, known, sub, path)
                 if sub.remaining():
-                    raise sub.fail(f"{sub.remaining()} trailing bytes in tagged field {f.name}")
+                    raise sub.fail(f"{sub.remaining()} trailing bytes in tagged field {known.name}")
             except DecodeError as exc:
                 raise DecodeError(exc.api, exc.version, r.pos - size + exc.offset, exc.reason) from None
     return out
