@@ -1,0 +1,27 @@
+"""Seeded bugs for negative controls: name -> one-line description of the deviation from Kafka 3.9.
+
+`ReferenceCoordinator(config, bugs=frozenset({"no-generation-bump"}))` switches a deviation on; each
+is a small `if "<name>" in self._bugs` in coordinator.py (or a flag passed to group.py/purgatory.py).
+A checker that compares the reference with the model must catch every one of them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+BUGS: Final[dict[str, str]] = {
+    "sync-accepted-in-preparing": "leader SyncGroup in PreparingRebalance stores the assignment and answers NONE",
+    "no-generation-bump": "join completion does not increment the generation",
+    "no-delayed-sync": "DelayedSync is never armed (KAFKA-12890: group stuck in CompletingRebalance)",
+    "static-no-fence": "JoinGroup of a static member with a wrong member id is not fenced (no FENCED_INSTANCE_ID)",
+    "heartbeat-empty-accepted": "Heartbeat to an Empty group answers NONE",
+    "session-expiry-while-parked": "members parked in JoinGroup/SyncGroup are session-expired",
+    "leave-no-rebalance": "LeaveGroup in Stable removes the member without triggering a rebalance",
+    "heartbeat-completing-rebalance-in-progress": "Heartbeat in CompletingRebalance answers REBALANCE_IN_PROGRESS (pre-2.6.1)",
+    "commit-in-completing-accepted": "OffsetCommit in CompletingRebalance is stored instead of REBALANCE_IN_PROGRESS",
+    "pending-ignored-in-join-check": "MEMBER_ID_REQUIRED ids do not block join completion (pre KAFKA-7909)",
+    "static-removed-at-join-timeout": "join completion also removes static members that did not rejoin (pre KAFKA-8220)",
+    "initial-delay-completes-early": "InitialDelayedJoin completes as soon as every member has joined",
+    "max-size-counts-members": "group.max.size in PreparingRebalance counts all members, not parked ones",
+    "describe-protocol-outside-stable": "DescribeGroups reports the protocol name in every state",
+}
