@@ -1,0 +1,205 @@
+"""The state of one group, as the table sees it: immutable records, hashable for exploration.
+
+The same records serve both modes of the model:
+- concrete mode: real member ids, timeouts, deadlines on a virtual clock, request ids;
+- abstract mode: a bounded set of member ids, every armed timer's deadline collapsed to 0
+  (a timer may then fire at any moment while armed), request ids naming the client that sent it.
+
+Kafka keeps this state in `GroupMetadata` and `MemberMetadata` (GM, MM) plus its purgatories
+(DelayedJoin, DelayedSync, DelayedHeartbeat). Parked JoinGroup/SyncGroup requests are part of the
+state (Kafka's `awaitingJoinCallback`/`awaitingSyncCallback`), so that "every request gets exactly
+one response" can be checked.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from model.messages import ProtocolMetadata, TopicPartition
+from model.vocabulary import GroupState
+
+
+@dataclass(frozen=True, slots=True)
+class ParkedJoin:
+    """A JoinGroup whose response is deferred (MM awaitingJoinCallback)."""
+
+    request_id: int
+    supports_skip_assignment: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """MemberMetadata: one member of the group."""
+
+    member_id: str
+    instance_id: Optional[str]
+    client_id: str
+    protocol_type: str
+    protocols: tuple[ProtocolMetadata, ...]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    awaiting_join: Optional[ParkedJoin] = None
+    awaiting_sync: Optional[int] = None  # request id of a parked SyncGroup
+    is_new: bool = False
+    assignment: bytes = b""
+    # DelayedHeartbeat deadline; None = no timer armed (Kafka: a member parked in JoinGroup or
+    # SyncGroup has its heartbeat "satisfied", so it never expires while parked unless it is new).
+    session_deadline: Optional[int] = None
+    pending_sync: bool = False  # in GroupMetadata.pendingSyncMembers
+
+    def protocol_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.protocols)
+
+    def metadata_for(self, protocol: Optional[str]) -> bytes:
+        for p in self.protocols:
+            if p.name == protocol:
+                return p.metadata
+        return b""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMember:
+    """A member id handed out with MEMBER_ID_REQUIRED (KIP-394) that has not joined yet."""
+
+    member_id: str
+    deadline: int  # its DelayedHeartbeat (the request's session timeout)
+
+
+class JoinTimerKind(enum.Enum):
+    DelayedJoin = "DelayedJoin"
+    InitialDelayedJoin = "InitialDelayedJoin"
+
+    def __repr__(self) -> str:
+        return f"JoinTimerKind.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class JoinTimer:
+    """A DelayedJoin or InitialDelayedJoin in the rebalance purgatory (DJ:34, DJ:62)."""
+
+    kind: JoinTimerKind
+    deadline: int
+    delay_ms: int = 0  # InitialDelayedJoin only: this operation's delay
+    remaining_ms: int = 0  # InitialDelayedJoin only: what is left of the rebalance timeout
+
+
+@dataclass(frozen=True, slots=True)
+class SyncTimer:
+    """A DelayedSync (DS:30, KAFKA-12890), armed when a join phase completes."""
+
+    generation: int
+    deadline: int
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedGroup:
+    """The last GroupMetadata record appended to __consumer_offsets (what a load resumes from)."""
+
+    state: GroupState  # Stable or Empty
+    generation: int
+    protocol_type: Optional[str]
+    protocol_name: Optional[str]
+    leader: Optional[str]
+    members: tuple[Member, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """GroupMetadata plus the timers Kafka keeps for it in its purgatories."""
+
+    group_id: str
+    state: GroupState = GroupState.Missing
+    generation: int = 0
+    protocol_type: Optional[str] = None
+    protocol_name: Optional[str] = None
+    leader: Optional[str] = None
+    members: tuple[Member, ...] = ()
+    pending: tuple[PendingMember, ...] = ()
+    # Purgatory contents. Tuples, not options: a defective table that arms a second DelayedJoin
+    # must be representable so that `single-delayed-join` can catch it.
+    join_timers: tuple[JoinTimer, ...] = ()
+    sync_timers: tuple[SyncTimer, ...] = ()
+    offsets: tuple[tuple[TopicPartition, int], ...] = ()
+    persisted: Optional[PersistedGroup] = None
+    owned: bool = True  # the coordinator owns the group's __consumer_offsets partition
+    # GM newMemberAdded: set by a join during an initial rebalance of a generation-0 group
+    # (GC:1329), cleared only when an InitialDelayedJoin extends itself (DJ:62).
+    new_member_added: bool = False
+
+    # -- lookups (pure helpers used by atoms, effects and invariants) --
+
+    def member(self, member_id: str) -> Optional[Member]:
+        for m in self.members:
+            if m.member_id == member_id:
+                return m
+        return None
+
+    def has_member(self, member_id: str) -> bool:
+        return self.member(member_id) is not None
+
+    def has_pending(self, member_id: str) -> bool:
+        return any(p.member_id == member_id for p in self.pending)
+
+    def static_member_id(self, instance_id: str) -> Optional[str]:
+        """GroupMetadata.getStaticMemberId: the member id an instance id is mapped to."""
+        for m in self.members:
+            if m.instance_id == instance_id:
+                return m.member_id
+        return None
+
+    def num_awaiting_join(self) -> int:
+        return sum(1 for m in self.members if m.awaiting_join is not None)
+
+    def has_all_members_joined(self) -> bool:
+        """GM:392 hasAllMembersJoined."""
+        return len(self.members) == self.num_awaiting_join() and not self.pending
+
+    def rebalance_timeout_ms(self) -> int:
+        """GM:412: the largest rebalance timeout of the current members."""
+        return max((m.rebalance_timeout_ms for m in self.members), default=0)
+
+    def with_member(self, member: Member) -> "Group":
+        """Replace the member with the same id (keeping its position), or append it."""
+        out = []
+        found = False
+        for m in self.members:
+            if m.member_id == member.member_id:
+                out.append(member)
+                found = True
+            else:
+                out.append(m)
+        if not found:
+            out.append(member)
+        return replace(self, members=tuple(out))
+
+    def without_member(self, member_id: str) -> "Group":
+        return replace(self, members=tuple(m for m in self.members if m.member_id != member_id))
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One thing the table reacts to: a request (or one LeaveGroup member) or an internal event.
+
+    `kind` is the table's event column: an ApiKey name ("JoinGroup", ...) or a TimerEvent name.
+    """
+
+    kind: str
+    request: object = None  # a model.messages request record for API kinds
+    member_id: Optional[str] = None  # the member a timer or LeaveGroup item is about
+    instance_id: Optional[str] = None  # LeaveGroup item's instance id
+    request_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the table's guards may read besides the group and the input (broker configuration)."""
+
+    min_session_timeout_ms: int
+    max_session_timeout_ms: int
+    group_max_size: int
+    initial_rebalance_delay_ms: int
+    new_member_join_timeout_ms: int
+    append_ok: bool = True
+    append_error: object = None  # model.vocabulary.Error when not append_ok
