@@ -16,6 +16,8 @@ import typing
 from typing import Any, Callable, Final, Union
 
 from model import messages
+from model.coordinator_api import CoordinatorConfig
+from model.vocabulary import Error
 from model.messages import Request, Response, TopicPartition
 
 
@@ -234,3 +236,33 @@ def loads_record(text: str, expected: tuple[type, ...] = REQUEST_TYPES + RESPONS
     except json.JSONDecodeError as e:
         raise PayloadError("", f"not JSON ({e.msg} at char {e.pos})") from None
     return record_from_json(value, expected)
+
+
+def dumps_config(config: CoordinatorConfig) -> str:
+    body = {
+        f.name: sorted(getattr(config, f.name)) if f.name == "not_owned_groups" else _encode(getattr(config, f.name))
+        for f in dataclasses.fields(config)
+    }
+    return json.dumps(body, separators=(",", ":"))
+
+
+def loads_config(text: str) -> CoordinatorConfig:
+    """A `kind=config` payload -> CoordinatorConfig (fields omitted keep their defaults)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PayloadError("", f"not JSON ({e.msg} at char {e.pos})") from None
+    if not isinstance(value, dict):
+        raise PayloadError("", f"expected object, got {_type_name(value)}")
+    names = {f.name for f in dataclasses.fields(CoordinatorConfig)}
+    kwargs: dict[str, Any] = {}
+    for key, raw in value.items():
+        if key not in names:
+            raise PayloadError(f".{key}", "unknown CoordinatorConfig field")
+        if key == "not_owned_groups":
+            kwargs[key] = frozenset(_list_decoder(_scalar_decoder(str))(raw, f".{key}"))
+        elif key == "append_result":
+            kwargs[key] = _enum_decoder(Error)(raw, f".{key}")
+        else:
+            kwargs[key] = _scalar_decoder(int)(raw, f".{key}")
+    return CoordinatorConfig(**kwargs)

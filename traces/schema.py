@@ -17,6 +17,7 @@ SCHEMA_VERSION: Final = "groupspec.trace/1"
 
 
 class EventKind(enum.Enum):
+    config = "config"  # seq 0 of a recorded group: the CoordinatorConfig (payload), optional
     request = "request"  # a request handed to the coordinator (payload = request record)
     response = "response"  # a response delivered to a callback (payload = response record)
     advance = "advance"  # the driver moved the virtual clock to ts_ms
@@ -85,6 +86,7 @@ COLUMN_TYPES: Final[dict[str, str]] = {c.name: c.type for c in COLUMNS}
 ALWAYS_REQUIRED: Final = ("group_id", "seq", "ts_ms", "source", "kind")
 
 REQUIRED_BY_KIND: Final[dict[EventKind, tuple[str, ...]]] = {
+    EventKind.config: ("payload",),
     EventKind.request: ("api", "request_id", "payload"),
     EventKind.response: ("api", "request_id", "payload"),
     EventKind.advance: (),

@@ -89,6 +89,11 @@ def validate_row(row: Any) -> TraceEvent:
     event = TraceEvent(**values)
     if kind in (EventKind.request, EventKind.response):
         _check_payload(event)
+    elif kind == EventKind.config:
+        try:
+            codec.loads_config(values["payload"])
+        except codec.PayloadError as e:
+            raise RowError(str(e)) from None
     return event
 
 

@@ -1,0 +1,217 @@
+"""Check that some run of the table explains one group's observed broker log lines.
+
+A log shows only some of a group's steps, and may start and end anywhere. The checker keeps the set
+of states the group may be in (every state before the first line: a group first seen mid-life is
+judged from its first line on), its generation once a line reveals it, and the members seen removed.
+Each line must be explained from some possible state:
+
+- a transition line (`Preparing to rebalance`, `Stabilized`, `is now empty`, `Unloading`,
+  `transitioned to Dead`) needs a table row with that edge (state -> next state), leaving the state;
+- generations: `Preparing` names the current generation, `Stabilized`/`now empty` the next one
+  (+1), `Assignment received` and `Unloading`/`Dead` the current one; `Loading` starts a new
+  incarnation at the logged generation;
+- a line that reports the current state ("joins group g in Stable state") must name a possible state;
+- a member cannot be removed twice without joining again; `Assignment received` must report the
+  member count of its generation's `Stabilized` line.
+
+Steps no line shows: a Dead/removed group may be re-created Empty at generation 0 (the table's
+Missing -> Empty rows), and a persisted leader assignment moves CompletingRebalance -> Stable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Final, Iterable, Mapping, Optional, Sequence
+
+from model.vocabulary import GroupState
+from traces.logparse import CLUSTER
+from traces.replay import CLUSTER_STATUS, OK, VIOLATION, Divergence, Verdict
+from traces.schema import LogEvent, TraceEvent
+
+S = GroupState
+Edge = tuple[GroupState, GroupState]
+ALL_STATES: Final = frozenset(GroupState)
+GONE: Final = frozenset({S.Dead, S.Missing})
+WITH_MEMBERS: Final = frozenset({S.PreparingRebalance, S.CompletingRebalance, S.Stable})
+
+
+@dataclass(frozen=True, slots=True)
+class Edges:
+    """The table's state edges, each with the ids of the rows that make it."""
+
+    rows: Mapping[Edge, tuple[str, ...]]
+
+    def sources(self, target: GroupState, among: frozenset[GroupState]) -> frozenset[GroupState]:
+        return frozenset(s for s in among if s != target and (s, target) in self.rows)
+
+    def label(self, sources: Iterable[GroupState], target: GroupState) -> str:
+        ids: list[str] = []
+        for s in sorted(sources, key=lambda x: x.name):
+            ids.extend(self.rows.get((s, target), ()))
+        return ",".join(ids)
+
+
+def table_edges(table: Any) -> Edges:
+    """Edges of a model table: rows with `.id`, `.states` (or `.state`) and `.next_state`."""
+    rows: dict[Edge, list[str]] = {}
+    for row in table.rows:
+        states = getattr(row, "states", None)
+        if states is None:
+            states = (row.state,)
+        for s in states:
+            target = row.next_state if row.next_state is not None else s
+            if getattr(row, "unreachable", ""):
+                continue
+            rows.setdefault((s, target), []).append(row.id)
+    return Edges({k: tuple(v) for k, v in rows.items()})
+
+
+def default_edges() -> Edges:
+    from model import table
+
+    return table_edges(table.CLASSIC_TABLE)
+
+
+# Lines that show a transition, and the states they lead to (the table removes a Dead group from the
+# cache: its rows may go to Missing where Kafka logs "Dead").
+_TRANSITIONS: Final[dict[str, frozenset[GroupState]]] = {
+    LogEvent.PrepareRebalance.name: frozenset({S.PreparingRebalance}),
+    LogEvent.Stabilized.name: frozenset({S.CompletingRebalance}),
+    LogEvent.NowEmpty.name: frozenset({S.Empty}),
+    LogEvent.Unloaded.name: GONE,
+    LogEvent.Dead.name: GONE,
+}
+_NEXT_GENERATION: Final = frozenset({LogEvent.Stabilized.name, LogEvent.NowEmpty.name})
+_REMOVALS: Final = frozenset({LogEvent.MemberLeft.name, LogEvent.MemberFailed.name})
+
+
+class _Violation(Exception):
+    def __init__(self, expected: str, actual: str, rows: str = "") -> None:
+        super().__init__(expected)
+        self.expected = expected
+        self.actual = actual
+        self.rows = rows
+
+
+@dataclass(slots=True)
+class LogChecker:
+    edges: Edges
+    possible: frozenset[GroupState] = ALL_STATES
+    generation: Optional[int] = None
+    stabilized_count: dict[int, int] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)
+    coverage: Counter[str] = field(default_factory=Counter)
+
+    def _unlogged(self) -> frozenset[GroupState]:
+        """States reachable by steps no line shows (see module docstring)."""
+        possible = set(self.possible)
+        if possible & GONE and self.edges.sources(S.Empty, frozenset({S.Missing})):
+            possible.add(S.Empty)
+        return frozenset(possible)
+
+    def _gen(self, logged: Optional[int], expected: Optional[int], what: str) -> None:
+        if logged is not None and expected is not None and logged != expected:
+            raise _Violation(f"{what} {expected}", f"{what} {logged}")
+
+    def check(self, e: TraceEvent) -> None:
+        name = e.log_event
+        possible = self._unlogged()
+        # A re-created group restarts at generation 0 (only if it may have been re-created).
+        recreated = bool(self.possible & GONE) and S.Empty in possible
+        generation = self.generation
+        targets = _TRANSITIONS.get(name or "")
+        if name == LogEvent.Loaded.name:
+            self.possible, self.generation = frozenset({S.Stable, S.Empty}), e.generation
+            self.stabilized_count.clear()
+            return
+        if targets is not None:
+            among = possible
+            if e.from_state is not None:
+                among = possible & {S[e.from_state]}
+            if name in _NEXT_GENERATION:
+                among = among & {S.PreparingRebalance}
+            if name == LogEvent.Dead.name:
+                among = among & {S.Empty}  # offset expiry and DeleteGroups act on Empty groups only
+            reached = {t: self.edges.sources(t, among - targets) for t in targets}
+            sources = frozenset().union(*reached.values())
+            if not sources:
+                wanted = "/".join(sorted(t.name for t in targets))
+                raise _Violation(
+                    f"a row {'/'.join(sorted(s.name for s in among or possible))} -> {wanted}",
+                    f"{name} from possible states {'/'.join(sorted(s.name for s in possible))}",
+                    ",".join(self.edges.label(possible, t) for t in sorted(targets, key=lambda x: x.name)),
+                )
+            if name == LogEvent.PrepareRebalance.name:
+                if recreated and S.Empty in sources and e.generation == 0:
+                    generation = 0  # re-created after Dead: a new group starts at generation 0
+                self._gen(e.generation, generation, "old generation")
+            elif name in _NEXT_GENERATION:
+                self._gen(e.generation, None if generation is None else generation + 1, "generation")
+            else:
+                self._gen(e.generation, generation, "generation")
+            for t, srcs in reached.items():
+                if srcs:
+                    self.coverage[f"{'/'.join(sorted(s.name for s in srcs))}->{t.name}"] += 1
+            self.possible = frozenset(t for t, srcs in reached.items() if srcs)
+            if e.generation is not None:
+                self.generation = e.generation
+            if name == LogEvent.Stabilized.name and e.member_count is not None and e.generation is not None:
+                self.stabilized_count[e.generation] = e.member_count
+            return
+        if name == LogEvent.AssignmentReceived.name:
+            if S.CompletingRebalance not in possible:
+                raise _Violation("CompletingRebalance", f"assignment in {'/'.join(sorted(s.name for s in possible))}")
+            self._gen(e.generation, generation, "generation")
+            if e.generation is not None and e.member_count is not None:
+                counted = self.stabilized_count.get(e.generation)
+                if counted is not None and counted != e.member_count:
+                    raise _Violation(f"{counted} members (Stabilized)", f"{e.member_count} members")
+            self.possible = frozenset({S.CompletingRebalance, S.Stable})
+            if e.generation is not None:
+                self.generation = e.generation
+            return
+        if name == LogEvent.RebalanceStuck.name:
+            if S.PreparingRebalance not in possible:
+                raise _Violation("PreparingRebalance", "/".join(sorted(s.name for s in possible)))
+            self.possible = frozenset({S.PreparingRebalance})
+            return
+        if name in _REMOVALS or name == LogEvent.DynamicMembersRemoved.name:
+            live = possible & WITH_MEMBERS
+            if not live:
+                raise _Violation("a state with members", f"{name} in {'/'.join(sorted(s.name for s in possible))}")
+            self.possible = live
+            removed = [e.member_id] if e.member_id else []
+            for member in removed:
+                if member in self.removed:
+                    raise _Violation(f"{member} to be a member", f"{member} removed again")
+                self.removed.add(member)
+            return
+        if name in (LogEvent.MemberJoined.name, LogEvent.StaticMemberReplaced.name) and e.member_id:
+            self.removed.discard(e.member_id)
+        if e.to_state is not None:  # a line that reports the current state
+            observed = S[e.to_state]
+            if observed not in possible:
+                raise _Violation(
+                    "/".join(sorted(s.name for s in possible)), f"{name} reports state {observed.name}"
+                )
+            self.possible = frozenset({observed})
+            if recreated and observed == S.Empty:
+                self.generation = 0
+
+
+def check_group(group_id: str, events: Sequence[TraceEvent], edges: Edges) -> Verdict:
+    """Judge one group's log rows (ordered by time and line)."""
+    if group_id == CLUSTER:
+        return Verdict(group_id, CLUSTER_STATUS, len(events))
+    checker = LogChecker(edges)
+    for e in events:
+        try:
+            checker.check(e)
+        except _Violation as v:
+            return Verdict(
+                group_id, VIOLATION, len(events),
+                Divergence(e.seq, e.log_event or "", v.rows, v.expected, v.actual, e.origin or ""),
+                checker.coverage,
+            )
+    return Verdict(group_id, OK, len(events), None, checker.coverage)

@@ -1,0 +1,220 @@
+"""Per-partition processing, pure Python, shared by the Spark job and the single-process runner.
+
+Stage 1 (`validate_*`): each input line or record becomes a *staged row*: the trace columns plus
+`reject_reason` (None when the row is valid) and `raw` (the input text, for rejects).
+Stage 2 (`judge_partition`): staged rows sorted by (group, order) become output rows, tagged by
+`table`: one `verdict` per group, `reject` rows (stage-1 rejects passed through, plus duplicated
+and out-of-order events found here), and `coverage` rows (counts per table row or log edge).
+Every input row ends up in exactly one of: a verdict's `events`, a reject, or `ignored` (log lines
+of other loggers, counted by stage 1 and never staged).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Final, Iterable, Iterator, Optional, Sequence
+
+from traces import logparse
+from traces.logcheck import Edges, check_group
+from traces.replay import ModelFactory, replay_group
+from traces.schema import COLUMN_NAMES, EventKind, TraceEvent
+from traces.validate import RowError, parse_json_line, validate_row
+
+TRACE: Final = "trace"  # input format names
+LOG: Final = "log"
+
+STAGED_EXTRA: Final = (("reject_reason", "string"), ("raw", "string"))
+RAW_LIMIT: Final = 4000  # characters of a rejected input kept in the rejects output
+
+# Output rows of stage 2 (one schema, the `table` column says which output a row belongs to).
+OUTPUT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("table", "string"),
+    ("group_id", "string"),
+    ("status", "string"),
+    ("events", "int64"),
+    ("divergent_seq", "int64"),
+    ("divergent_kind", "string"),
+    ("row_id", "string"),
+    ("expected", "string"),
+    ("actual", "string"),
+    ("origin", "string"),
+    ("seq", "int64"),
+    ("reason", "string"),
+    ("raw", "string"),
+    ("key", "string"),
+    ("count", "int64"),
+)
+VERDICT_COLUMNS: Final = (
+    "group_id", "status", "events", "divergent_seq", "divergent_kind", "row_id", "expected", "actual", "origin",
+)
+REJECT_COLUMNS: Final = ("group_id", "seq", "origin", "reason", "raw")
+COVERAGE_COLUMNS: Final = ("key", "count")
+
+Row = dict[str, Any]
+
+
+def _staged(event: TraceEvent) -> Row:
+    row = event.to_row()
+    row["reject_reason"] = None
+    row["raw"] = None
+    return row
+
+
+def _staged_reject(reason: str, raw: str, origin: str, group_id: Optional[str] = None, seq: Optional[int] = None) -> Row:
+    row: Row = {name: None for name in COLUMN_NAMES}
+    row.update(group_id=group_id, seq=seq, origin=origin, reject_reason=reason, raw=raw[:RAW_LIMIT])
+    return row
+
+
+def validate_json_line(text: str, origin: str) -> Row:
+    try:
+        event = parse_json_line(text)
+    except RowError as e:
+        return _staged_reject(str(e), text, origin, *_best_effort_key(text))
+    if event.origin is None:
+        event = _with_origin(event, origin)
+    return _staged(event)
+
+
+def validate_record(record: Row, origin: str) -> Row:
+    try:
+        event = validate_row(record)
+    except RowError as e:
+        raw = json.dumps(record, default=str, separators=(",", ":"))
+        gid, seq = record.get("group_id"), record.get("seq")
+        return _staged_reject(
+            str(e), raw, origin, gid if isinstance(gid, str) else None, seq if type(seq) is int else None
+        )
+    if event.origin is None:
+        event = _with_origin(event, origin)
+    return _staged(event)
+
+
+def validate_log_line(text: str, origin: str, position: int) -> Optional[Row]:
+    """None = a line of another logger (ignored, counted by the caller)."""
+    try:
+        event = logparse.parse_line(text, origin, position)
+    except logparse.LogLineError as e:
+        return _staged_reject(str(e), text, origin, None, position)
+    return None if event is None else _staged(event)
+
+
+def _with_origin(event: TraceEvent, origin: str) -> TraceEvent:
+    row = event.to_row()
+    row["kind"] = event.kind
+    row["origin"] = origin
+    return TraceEvent(**row)
+
+
+def _best_effort_key(text: str) -> tuple[Optional[str], Optional[int]]:
+    """Group and seq of a row that failed validation, when they can still be read."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None, None
+    if not isinstance(value, dict):
+        return None, None
+    gid, seq = value.get("group_id"), value.get("seq")
+    return (gid if isinstance(gid, str) else None, seq if type(seq) is int else None)
+
+
+def _event(row: Row) -> TraceEvent:
+    values = {name: row[name] for name in COLUMN_NAMES}
+    values["kind"] = EventKind(values["kind"])
+    return TraceEvent(**values)
+
+
+@dataclass(slots=True)
+class PartitionJudge:
+    """Stage 2 for one partition: staged rows in (group, order) order -> output rows."""
+
+    fmt: str
+    factory: Optional[ModelFactory] = None
+    edges: Optional[Edges] = None
+    coverage: Counter[str] = field(default_factory=Counter)
+
+    def judge_group(self, group_id: str, rows: Sequence[Row]) -> Iterator[Row]:
+        events: list[TraceEvent] = []
+        previous: Optional[TraceEvent] = None
+        for row in rows:
+            event = _event(row)
+            if previous is not None and self.fmt == TRACE:
+                reason = _order_problem(previous, event)
+                if reason is not None:
+                    yield _reject_out(reason, event)
+                    continue
+            events.append(event)
+            previous = event
+        if self.fmt == TRACE:
+            assert self.factory is not None
+            verdict = replay_group(group_id, events, self.factory)
+        else:
+            assert self.edges is not None
+            verdict = check_group(group_id, events, self.edges)
+        self.coverage.update(verdict.coverage)
+        out = {name: None for name, _ in OUTPUT_COLUMNS}
+        out.update(verdict.to_row(), table="verdict")
+        yield out
+
+    def judge(self, rows: Iterable[Row]) -> Iterator[Row]:
+        """Rows sorted by group; rejects (reject_reason set) may come anywhere."""
+        current: Optional[str] = None
+        bucket: list[Row] = []
+        for row in rows:
+            if row["reject_reason"] is not None:
+                yield _staged_reject_out(row)
+                continue
+            gid = row["group_id"]
+            if gid != current:
+                if bucket:
+                    yield from self.judge_group(current or "", bucket)
+                current, bucket = gid, []
+            bucket.append(row)
+        if bucket:
+            yield from self.judge_group(current or "", bucket)
+
+    def coverage_rows(self) -> Iterator[Row]:
+        for key, count in sorted(self.coverage.items()):
+            out = {name: None for name, _ in OUTPUT_COLUMNS}
+            out.update(table="coverage", key=key, count=count)
+            yield out
+
+
+def _order_problem(previous: TraceEvent, event: TraceEvent) -> Optional[str]:
+    if event.seq == previous.seq:
+        same = event.to_row() | {"origin": None} == previous.to_row() | {"origin": None}
+        what = "duplicate of" if same else "conflicting duplicate of"
+        return f"{what} seq {event.seq} (kept the first, at {previous.origin})"
+    if event.ts_ms < previous.ts_ms:
+        return (
+            f"out of order: ts_ms {event.ts_ms} is before ts_ms {previous.ts_ms} of seq {previous.seq}"
+        )
+    return None
+
+
+def _reject_out(reason: str, event: TraceEvent) -> Row:
+    out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
+    raw = json.dumps({k: v for k, v in event.to_row().items() if v is not None}, separators=(",", ":"))
+    out.update(table="reject", group_id=event.group_id, seq=event.seq, origin=event.origin, reason=reason, raw=raw[:RAW_LIMIT])
+    return out
+
+
+def _staged_reject_out(row: Row) -> Row:
+    out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
+    out.update(
+        table="reject", group_id=row["group_id"], seq=row["seq"], origin=row["origin"],
+        reason=row["reject_reason"], raw=row["raw"],
+    )
+    return out
+
+
+def sort_key(fmt: str) -> Callable[[Row], tuple[Any, ...]]:
+    """The order stage 2 needs inside a group (the Spark job sorts by the same columns)."""
+    if fmt == TRACE:
+        return lambda r: (r["group_id"] or "", r["seq"] if r["seq"] is not None else -1)
+    return lambda r: (r["group_id"] or "", r["ts_ms"] or 0, r["seq"] if r["seq"] is not None else -1)
+
+
+__all__ = ["PartitionJudge", "validate_json_line", "validate_record", "validate_log_line", "sort_key"]
