@@ -108,6 +108,7 @@ class _Client:
     members: tuple[str, ...] = ()
     resume_at: int = 0
     drop_next: bool = False
+    on_ok: str = "stable"  # phase after a successful heartbeat/commit (sync while a sync is owed)
 
 
 @dataclass(slots=True)
@@ -149,7 +150,8 @@ class _Group:
                 c.phase = "rejoin" if c.member_id else "new"
         elif isinstance(r, (SyncGroupResponse, HeartbeatResponse)):
             if error == Error.NONE:
-                c.phase = "stable"
+                c.phase = c.on_ok if isinstance(r, HeartbeatResponse) else "stable"
+                c.on_ok = "stable"
             elif error == Error.UNKNOWN_MEMBER_ID:
                 c.member_id, c.phase = "", "new"
             elif error == Error.FENCED_INSTANCE_ID:
@@ -158,7 +160,7 @@ class _Group:
                 c.phase = "rejoin"
         else:  # commit / leave answers change nothing for the client
             if c.phase == "waiting":
-                c.phase = "stable"
+                c.phase, c.on_ok = c.on_ok, "stable"
 
     def join(self, c: _Client) -> None:
         self.send(c, JoinGroupRequest(
@@ -177,6 +179,14 @@ class _Group:
                 c.phase, c.resume_at = "paused", now + REBALANCE_TIMEOUT_MS + 2000
                 return
             self.join(c)
+        elif c.phase == "sync" and rng.random() < 0.2:
+            # The consumer's background thread heartbeats (or commits) while a sync is owed.
+            c.on_ok = "sync"
+            if rng.random() < 0.5:
+                self.send(c, HeartbeatRequest(self.group_id, c.member_id, c.generation, c.instance_id))
+            else:
+                tp = TopicPartition("events", 0)
+                self.send(c, OffsetCommitRequest(self.group_id, c.member_id, c.generation, ((tp, 1),), c.instance_id))
         elif c.phase == "sync":
             assignments = tuple((m, f"a:{m}".encode()) for m in c.members) if c.leader else ()
             self.send(c, SyncGroupRequest(self.group_id, c.member_id, c.generation, c.instance_id,
@@ -232,9 +242,9 @@ def run_group(group_id: str, seed: str, options: GeneratorOptions, factory: Coor
 
 
 def _projection(events: list[TraceEvent]) -> list[tuple[Any, ...]]:
-    """What a bug can change, member ids aside."""
+    """What a bug can visibly change: responses and transitions (timers are internal), member ids aside."""
     return [(e.kind, e.ts_ms, e.api, e.error, e.generation if e.kind != EventKind.request else None,
-             e.from_state, e.to_state) for e in events]
+             e.from_state, e.to_state) for e in events if e.kind != EventKind.timer]
 
 
 def generate(options: GeneratorOptions, factory: CoordinatorFactory, out_dir: Path, overwrite: bool = False,

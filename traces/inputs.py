@@ -40,16 +40,18 @@ def classify(paths: list[str]) -> Inputs:
         path = Path(text)
         if not path.exists():
             raise SchemaError(f"{path}: no such file or directory")
+        # In a directory: data files only (not manifest.json / summary.json / _SUCCESS / .crc).
         files = (
-            sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", ".")))
+            sorted(
+                p for p in path.rglob("*")
+                if p.is_file() and not p.name.startswith(("_", ".")) and not p.name.endswith((".json", ".crc"))
+            )
             if path.is_dir()
             else [path]
         )
         if not files:
             raise SchemaError(f"{path}: directory holds no input files")
         for f in files:
-            if path.is_dir() and f.suffix in (".crc",):
-                continue
             found[_kind(f)].append(str(f.resolve()))
     if found["log"] and (found["jsonl"] or found["parquet"]):
         raise SchemaError("cannot mix broker logs and traces in one run (run them separately)")

@@ -190,6 +190,7 @@ class GroupReplay:
         self._next_seq = 0
         self._events = 0
         self._last: Optional[TraceEvent] = None
+        self._trace_state: Optional[TraceEvent] = None  # the last recorded transition
 
     # --- driving the model -------------------------------------------------------------------
 
@@ -222,16 +223,22 @@ class GroupReplay:
             except _Mismatch as m:
                 raise _Divergent(event, m.expected, m.actual) from None
         if step.transition is not None:
-            t = step.transition
-            view = getattr(self._model, "group_view", None)
-            if view is not None:
-                g = view(self.group_id)
-                state = g.state.name if g is not None else GroupState.Missing.name
-                generation = g.generation_id if g is not None else None
-                if state != t.to_state or (g is not None and generation != t.generation):
-                    raise _Divergent(
-                        t, f"state {state} generation {generation}", f"state {t.to_state} generation {t.generation}"
-                    )
+            self._trace_state = step.transition
+        t = self._trace_state
+        view = getattr(self._model, "group_view", None)
+        if t is not None and view is not None:
+            # Once the trace has shown a transition, the model must be where the trace is at every
+            # step boundary (also when this step recorded none: a missing transition is a finding).
+            g = view(self.group_id)
+            state = g.state.name if g is not None else GroupState.Missing.name
+            generation = g.generation_id if g is not None else None
+            gone = {GroupState.Dead.name, GroupState.Missing.name}
+            same = (state in gone and t.to_state in gone) or (state == t.to_state and generation == t.generation)
+            if not same:
+                blame = step.transition or at
+                raise _Divergent(
+                    blame, f"state {state} generation {generation}", f"state {t.to_state} generation {t.generation}"
+                )
         unexpected = sorted(set(self._produced) - self._answered)
         if unexpected and at.kind != EventKind.response:
             rid = unexpected[0]
