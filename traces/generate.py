@@ -60,12 +60,12 @@ class CoordinatorFactory(Protocol):
 def model_factory(
     config: CoordinatorConfig, recorder: Optional[Recorder] = None, bugs: frozenset[str] = frozenset()
 ) -> Coordinator:
-    """The model as a trace producer (it takes no recorder: the recording proxy sees everything)."""
+    """The model as a trace producer (the seeded bugs belong to the reference coordinator)."""
     if bugs:
         raise GenerateError("the model has no seeded bugs; inject bugs with the reference coordinator")
     from model.concrete import ModelCoordinator
 
-    return ModelCoordinator(config)  # type: ignore[no-any-return]
+    return ModelCoordinator(config, recorder=recorder)
 
 
 @dataclass(frozen=True, slots=True)
