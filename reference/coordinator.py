@@ -76,6 +76,19 @@ _EMPTY_ID_ALLOWED = frozenset(
 )
 
 
+_REQUEST_TYPES = (
+    JoinGroupRequest,
+    SyncGroupRequest,
+    HeartbeatRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+    DeleteGroupsRequest,
+)
+
+
 def _uuid4() -> str:
     return str(uuid.uuid4())
 
@@ -125,6 +138,8 @@ class ReferenceCoordinator:
             self._purgatory.fire_expired()
 
     def handle(self, request: Request, callback: ResponseCallback) -> None:
+        if not isinstance(request, _REQUEST_TYPES):
+            raise ReferenceUsageError(f"handle: not a group request: {request!r}")
         with self._operation():
             self._next_request_id += 1
             request_id = self._next_request_id
