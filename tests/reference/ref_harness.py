@@ -118,7 +118,7 @@ class H:
     """Harness: `H(group_initial_rebalance_delay_ms=0)` etc. take CoordinatorConfig fields."""
 
     def __init__(
-        self, bugs: frozenset[str] = frozenset(), recorder: Optional[Recorder] = None, **config: Any
+        self, *, bugs: frozenset[str] = frozenset(), recorder: Optional[Recorder] = None, **config: Any
     ) -> None:
         counter = itertools.count(1)
         self.config = CoordinatorConfig(**config)
