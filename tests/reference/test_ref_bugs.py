@@ -6,7 +6,7 @@ must differ, and the correct one must be Kafka's.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -112,7 +112,7 @@ def describe_protocol(h: H) -> object:
     return h.describe().protocol
 
 
-SCENARIOS: dict[str, tuple[Callable[[H], object], dict[str, int]]] = {
+SCENARIOS: dict[str, tuple[Callable[[H], object], dict[str, Any]]] = {
     "sync-accepted-in-preparing": (sync_in_preparing, {}),
     "no-generation-bump": (generation_after_rebalance, {}),
     "no-delayed-sync": (stuck_without_delayed_sync, {}),
