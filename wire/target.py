@@ -166,6 +166,10 @@ class KafkaTarget:
     def connection_count(self) -> int:
         return len(self._all)
 
+    def connections_of(self, group_id: str, member_id: str) -> tuple[Connection, ...]:
+        """The connections the member `member_id` of scenario group `group_id` has used."""
+        return tuple(self._pools.get((self.broker_group_id(group_id), member_id), ()))
+
     def close(self) -> None:
         for conn in self._all:
             conn.close()

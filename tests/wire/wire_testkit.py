@@ -43,7 +43,7 @@ _INT_RANGES = {
     Prim.INT8: (-(2**7), 2**7 - 1), Prim.INT16: (-(2**15), 2**15 - 1),
     Prim.INT32: (-(2**31), 2**31 - 1), Prim.INT64: (-(2**63), 2**63 - 1),
 }
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 
 
 def _prim(t: Prim) -> st.SearchStrategy[Any]:
