@@ -633,8 +633,14 @@ class _StepParser:
         self._require_backdoor(o)
         return SetupLoadStep(i, raw, self.group(o))
 
+    def _allow_backdoor(self, o: _Obj) -> None:
+        """unit_* steps need a test hook too; `backdoor: true` may be written, nothing else."""
+        if o.has("backdoor"):
+            self._require_backdoor(o)
+
     def p_unit_transitions(self, o: _Obj, i: int, raw: str) -> UnitTransitionsStep:
         v = self.v
+        self._allow_backdoor(o)
         start = o.need("start", v.state)
         cases = []
         for k, c in enumerate(o.need("cases", v.list_)):
@@ -646,6 +652,7 @@ class _StepParser:
 
     def p_unit_select_protocol(self, o: _Obj, i: int, raw: str) -> UnitSelectProtocolStep:
         v = self.v
+        self._allow_backdoor(o)
 
         def lists(x: Any, n: str) -> tuple[tuple[str, ...], ...]:
             return tuple(v.str_list(m, f"{n}[{q}]") for q, m in enumerate(v.list_(x, n)))
