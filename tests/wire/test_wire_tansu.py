@@ -61,7 +61,7 @@ def test_find_coordinator_every_version(broker: TansuBroker, version: int) -> No
 
 def _join(member: str) -> m.JoinGroupRequest:
     return m.JoinGroupRequest("g", member, "consumer", (m.ProtocolMetadata("range", b"\x01"),),
-                              session_timeout_ms=30000, rebalance_timeout_ms=30000)
+                              session_timeout_ms=6000, rebalance_timeout_ms=30000)
 
 
 def test_two_members_join_sync_heartbeat_leave(broker: TansuBroker) -> None:
