@@ -14,7 +14,7 @@ from conformance.parse import ScenarioFormatError, load
 from conformance.report import json_report, text_report, write_json
 from conformance.runner import Outcome, ScenarioResult, run_file
 from conformance.scenario import ScenarioFile
-from conformance.targets import TARGET_HELP, TargetError, resolve_target
+from conformance.targets import TARGET_HELP, TargetError, close_factory, resolve_target
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,8 +57,11 @@ def run_scenarios(argv: list[str], out: Optional[TextIO] = None, err: Optional[T
         err.write(f"groupspec scenario run: error: {e}\n")
         return 2
     results: list[ScenarioResult] = []
-    for f in files:
-        results.extend(run_file(f, factory))
+    try:
+        for f in files:
+            results.extend(run_file(f, factory))
+    finally:
+        close_factory(factory)
     out.write(text_report(results))
     if args.json_path:
         try:

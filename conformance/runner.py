@@ -459,7 +459,19 @@ def run_scenario(
         target = factory(scenario.config)
     except NotImplementedError as e:  # the factory cannot honour this config
         return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"target cannot run this config: {e}")
+    try:
+        return _run_on(path, scenario, target, hook)
+    finally:
+        close: Optional[Callable[[], None]] = getattr(target, "close", None)
+        if close is not None:
+            close()
+
+
+def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[StepHook]) -> ScenarioResult:
     reason = _needs(scenario, target)
+    skip_reason: Optional[Callable[[], Optional[str]]] = getattr(target, "skip_reason", None)
+    if reason is None and skip_reason is not None:
+        reason = skip_reason()  # a remote broker cannot honour e.g. not_owned_groups
     if reason is not None:
         return ScenarioResult(path, scenario, Outcome.SKIP, reason=reason)
     run = _Run(scenario, target, hook)

@@ -2,7 +2,7 @@
 
 `model`      model.concrete.ModelCoordinator (the transition table, run concretely)
 `reference`  reference.coordinator.ReferenceCoordinator (the independent coordinator)
-`kafka://HOST:PORT`  a remote broker over the Kafka wire protocol (needs allow_remote)
+`kafka://HOST:PORT`  a broker over the Kafka wire protocol (a non-loopback host needs allow_remote)
 `tansu`      a local Tansu broker started by wire/ (Kafka-compatible peer)
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Any, Callable, cast
+from typing import Any, Callable, Optional, cast
 
 from model.coordinator_api import Coordinator, CoordinatorConfig
 
@@ -44,21 +44,62 @@ def _class_factory(module: str, name: str, target: str) -> TargetFactory:
     return factory
 
 
+_LOOPBACK = ("localhost", "::1")
+
+
+def _is_loopback(host: str) -> bool:
+    return host in _LOOPBACK or host.startswith("127.")
+
+
+class _TansuFactory:
+    """One Tansu broker for the whole run, started on first use; `close()` stops it."""
+
+    def __init__(self) -> None:
+        self.broker: Any = None
+
+    def __call__(self, config: CoordinatorConfig) -> Coordinator:
+        import wire
+
+        if self.broker is None:
+            self.broker = wire.TansuBroker().__enter__()
+        return cast(Coordinator, wire.tansu_target(config, broker=self.broker))
+
+    def close(self) -> None:
+        if self.broker is not None:
+            self.broker.__exit__(None, None, None)
+            self.broker = None
+
+
 def resolve_target(spec: str, allow_remote: bool) -> TargetFactory:
-    """The factory for a target name; raises TargetError for an unknown or unavailable one."""
+    """The factory for a target name; raises TargetError for an unknown or unavailable one.
+
+    A factory may also have `close()` (call it when the run is over). Targets built by wire/ may
+    have `close()` and `skip_reason()`; the runner uses both.
+    """
     if spec == "model":
         return _class_factory("model.concrete", "ModelCoordinator", spec)
     if spec == "reference":
         return _class_factory("reference.coordinator", "ReferenceCoordinator", spec)
     if spec == "tansu":
-        make = _attribute("wire", "tansu_target_factory", spec)
-        return cast(TargetFactory, make())
+        _attribute("wire", "tansu_target", spec)
+        return _TansuFactory()
     if spec.startswith("kafka://"):
         m = _KAFKA.match(spec)
         if m is None or not 0 < int(m.group("port")) < 65536:
             raise TargetError(f"bad target {spec!r}: expected kafka://HOST:PORT")
-        if not allow_remote:
-            raise TargetError(f"target {spec!r} talks to a broker over the network: pass --allow-remote")
-        make = _attribute("wire", "kafka_target_factory", spec)
-        return cast(Callable[[CoordinatorConfig], Coordinator], make(m.group("host"), int(m.group("port"))))
+        if not allow_remote and not _is_loopback(m.group("host")):
+            raise TargetError(f"target {spec!r} is not on this machine: pass --allow-remote to talk to it")
+        make = _attribute("wire", "kafka_target", spec)
+
+        def factory(config: CoordinatorConfig) -> Coordinator:
+            return cast(Coordinator, make(spec, config, allow_remote=allow_remote))
+
+        return factory
     raise TargetError(f"unknown target {spec!r}: expected {TARGET_HELP}")
+
+
+def close_factory(factory: TargetFactory) -> None:
+    """Release what a factory holds (a shared broker), if anything."""
+    close: Optional[Callable[[], None]] = getattr(factory, "close", None)
+    if close is not None:
+        close()
