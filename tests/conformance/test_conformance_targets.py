@@ -62,3 +62,28 @@ def test_scenario_passes_on_target(target: str, path: str, name: str) -> None:
 def test_known_bugs_name_real_scenarios() -> None:
     names = {s.name for path in FILES for s in load(path).scenarios}
     assert {name for _, name in KNOWN_TARGET_BUGS} <= names
+
+
+@pytest.mark.skipif(not _available("reference"), reason="reference.coordinator does not exist yet")
+@pytest.mark.parametrize("path", FILES, ids=os.path.basename)
+def test_mutated_expectations_fail_on_reference(path: str) -> None:
+    """Negative control on a real target: changing one expected error makes each scenario FAIL there."""
+    import json
+
+    from conformance.parse import parse_text
+
+    raw = json.load(open(path, encoding="utf-8"))
+    mutated = 0
+    for k, scenario in enumerate(raw["scenarios"]):
+        index = next((i for i, st in enumerate(scenario["steps"]) if "error" in st.get("expect", {})), None)
+        if index is None:
+            continue
+        step = scenario["steps"][index]
+        step["expect"]["error"] = "UNKNOWN_SERVER_ERROR" if step["expect"]["error"] != "UNKNOWN_SERVER_ERROR" else "NONE"
+        one = dict(raw, scenarios=[scenario])
+        parsed = parse_text(json.dumps(one), path).scenarios[0]
+        result = run_scenario(path, parsed, resolve_target("reference", allow_remote=False))
+        assert result.outcome is Outcome.FAIL and result.failure is not None, result.describe()
+        assert result.failure.step_index == index, result.describe()
+        mutated += 1
+    assert mutated > 0
