@@ -241,7 +241,7 @@ def run_group(group_id: str, seed: str, options: GeneratorOptions, factory: Coor
     return events
 
 
-def _projection(events: list[TraceEvent]) -> list[tuple[Any, ...]]:
+def visible_projection(events: list[TraceEvent]) -> list[tuple[Any, ...]]:
     """What a bug can visibly change: responses and transitions (timers are internal), member ids aside."""
     return [(e.kind, e.ts_ms, e.api, e.error, e.generation if e.kind != EventKind.request else None,
              e.from_state, e.to_state) for e in events if e.kind != EventKind.timer]
@@ -268,7 +268,7 @@ def generate(options: GeneratorOptions, factory: CoordinatorFactory, out_dir: Pa
                 if bugs:
                     manifest["bugged_groups"].append(group_id)
                     clean = run_group(group_id, seed, options, factory, frozenset(), source)
-                    if _projection(clean) != _projection(events):
+                    if visible_projection(clean) != visible_projection(events):
                         manifest["bug_observable_groups"].append(group_id)
                 writers[i % len(writers)].write(events)
                 manifest["events"] += len(events)

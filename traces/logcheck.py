@@ -128,7 +128,7 @@ class LogChecker:
         if targets is not None:
             among = possible
             if e.from_state is not None:
-                among = possible & {S[e.from_state]}
+                among = possible & {GroupState[e.from_state]}
             if name in _NEXT_GENERATION:
                 among = among & {S.PreparingRebalance}
             if name == LogEvent.Dead.name:
@@ -137,8 +137,16 @@ class LogChecker:
             sources = frozenset().union(*reached.values())
             if not sources:
                 wanted = "/".join(sorted(t.name for t in targets))
+                allowed = ALL_STATES
+                if e.from_state is not None:
+                    allowed = allowed & {GroupState[e.from_state]}
+                if name in _NEXT_GENERATION:
+                    allowed = allowed & {S.PreparingRebalance}
+                if name == LogEvent.Dead.name:
+                    allowed = allowed & {S.Empty}
+                need = frozenset().union(*(self.edges.sources(t, allowed - targets) for t in targets))
                 raise _Violation(
-                    f"a row {'/'.join(sorted(s.name for s in among or possible))} -> {wanted}",
+                    f"group in {'/'.join(sorted(s.name for s in need))} (a row -> {wanted})",
                     f"{name} from possible states {'/'.join(sorted(s.name for s in possible))}",
                     ",".join(self.edges.label(possible, t) for t in sorted(targets, key=lambda x: x.name)),
                 )
@@ -190,7 +198,7 @@ class LogChecker:
         if name in (LogEvent.MemberJoined.name, LogEvent.StaticMemberReplaced.name) and e.member_id:
             self.removed.discard(e.member_id)
         if e.to_state is not None:  # a line that reports the current state
-            observed = S[e.to_state]
+            observed = GroupState[e.to_state]
             if observed not in possible:
                 raise _Violation(
                     "/".join(sorted(s.name for s in possible)), f"{name} reports state {observed.name}"

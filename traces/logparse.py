@@ -57,7 +57,7 @@ ST = r"(?P<s>\w+)"
 PART = r"(?: \(__consumer_offsets-\d+\))?"
 
 Fields = dict[str, Any]
-_Handler = Callable[[re.Match[str]], Fields]
+_Handler = Optional[Callable[[re.Match[str]], Any]]
 
 
 def _state(name: str) -> str:

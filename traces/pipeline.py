@@ -154,7 +154,7 @@ class PartitionJudge:
             assert self.edges is not None
             verdict = check_group(group_id, events, self.edges)
         self.coverage.update(verdict.coverage)
-        out = {name: None for name, _ in OUTPUT_COLUMNS}
+        out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
         out.update(verdict.to_row(), table="verdict")
         yield out
 
@@ -177,7 +177,7 @@ class PartitionJudge:
 
     def coverage_rows(self) -> Iterator[Row]:
         for key, count in sorted(self.coverage.items()):
-            out = {name: None for name, _ in OUTPUT_COLUMNS}
+            out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
             out.update(table="coverage", key=key, count=count)
             yield out
 

@@ -120,7 +120,7 @@ class TraceRecorder:
 def _api_of_response(response: Response) -> str:
     for request_type, response_type in codec.RESPONSE_FOR_REQUEST.items():
         if isinstance(response, response_type):
-            return request_type.__dataclass_fields__["api_key"].default.name  # type: ignore[no-any-return]
+            return str(getattr(request_type, "__dataclass_fields__")["api_key"].default.name)
     raise TypeError(type(response).__name__)
 
 

@@ -75,7 +75,7 @@ class Verdict:
 def default_model_factory() -> ModelFactory:
     from model.concrete import ModelCoordinator
 
-    return ModelCoordinator  # type: ignore[no-any-return]
+    return ModelCoordinator
 
 
 class _Mismatch(Exception):
@@ -117,7 +117,7 @@ def _translate_request(request: Request, ids: MemberIds) -> Request:
             MemberIdentity(ids.model_id(m.member_id) if m.member_id else m.member_id, m.group_instance_id)
             for m in members
         )
-    return dataclasses.replace(request, **changes) if changes else request  # type: ignore[type-var]
+    return dataclasses.replace(request, **changes) if changes else request
 
 
 _ID_FIELDS: Final = frozenset({"member_id", "leader"})
@@ -307,9 +307,9 @@ class GroupReplay:
             _align(recorded, produced, self._ids, "")
         except _Mismatch as m:
             raise _Divergent(event, m.expected, m.actual) from None
-        if isinstance(recorded, JoinGroupResponse) and (recorded.members or produced.members):
-            assert isinstance(produced, JoinGroupResponse)
-            self._step.members.append((event, recorded, produced))
+        if isinstance(recorded, JoinGroupResponse) and isinstance(produced, JoinGroupResponse):
+            if recorded.members or produced.members:
+                self._step.members.append((event, recorded, produced))
 
     def finish(self) -> None:
         if self._last is not None and self._model is not None:

@@ -134,7 +134,7 @@ def _check_payload(event: TraceEvent) -> None:
 
 
 def _api_of(request_type: type) -> ApiKey:
-    default = request_type.__dataclass_fields__["api_key"].default
+    default = getattr(request_type, "__dataclass_fields__")["api_key"].default
     assert isinstance(default, ApiKey)
     return default
 

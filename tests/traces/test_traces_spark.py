@@ -1,0 +1,66 @@
+"""One end-to-end run of the Spark job on a small local session (one session for the module)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from traces_helpers import model_trace, row_json, write_jsonl
+from traces.inputs import classify
+from traces.local import run_local
+from traces.output import is_complete
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark")
+    from traces import job
+
+    session = job.session("local[2]", 4)
+    yield session
+    session.stop()
+
+
+def test_job_matches_the_single_process_replay(spark: Any, tmp_path: Path) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    from traces import job
+    from traces.pipeline import REJECT_COLUMNS, VERDICT_COLUMNS
+
+    lines: list[str] = []
+    for k in range(6):
+        lines += [row_json(e) for e in model_trace(f"g{k}", str(k), steps=30)]
+    events = [json.loads(x) for x in lines]
+    # one divergent group (a response error changed), and malformed rows
+    i = next(n for n, e in enumerate(events) if e["group_id"] == "g2" and e["kind"] == "response"
+             and e.get("error") == "NONE" and e["api"] == "Heartbeat")
+    payload = json.loads(events[i]["payload"]) | {"error": "REBALANCE_IN_PROGRESS"}
+    lines[i] = json.dumps(events[i] | {"payload": json.dumps(payload), "error": "REBALANCE_IN_PROGRESS"})
+    lines += [lines[3][:30], json.dumps({"group_id": "g9", "seq": "0"}), lines[10]]
+    path = write_jsonl(tmp_path / "t.jsonl", lines)
+    inputs = classify([str(path)])
+
+    counts = job.run(spark, inputs, tmp_path / "out", partitions=4)
+    local = run_local(inputs)
+    assert counts == local.counts
+    assert (counts.rows, counts.rejected, counts.groups, counts.violations) == (len(lines), 3, 6, 1)
+    assert is_complete(tmp_path / "out")
+
+    verdicts = spark.read.parquet(str(tmp_path / "out" / "verdicts"))
+    expected = spark.createDataFrame(local.verdicts, verdicts.schema).select(*VERDICT_COLUMNS)
+    # origins differ in form (file#position under Spark, file:line locally)
+    assertDataFrameEqual(verdicts.drop("origin"), expected.drop("origin"))
+    rejects = spark.read.parquet(str(tmp_path / "out" / "rejects")).select("group_id", "seq", "reason")
+    want = spark.createDataFrame(local.rejects, spark.read.parquet(str(tmp_path / "out" / "rejects")).schema)
+    assertDataFrameEqual(
+        rejects.selectExpr("group_id", "seq", "regexp_replace(reason, ' \\\\(kept the first.*', '') as reason"),
+        want.selectExpr("group_id", "seq", "regexp_replace(reason, ' \\\\(kept the first.*', '') as reason"),
+    )
+    coverage = {r["key"]: r["count"] for r in spark.read.parquet(str(tmp_path / "out" / "coverage")).collect()}
+    assert coverage == local.coverage
+    assert set(REJECT_COLUMNS) == set(spark.read.parquet(str(tmp_path / "out" / "rejects")).columns)
