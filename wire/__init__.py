@@ -31,11 +31,25 @@ Factories for the scenario runner (`--target kafka://HOST:PORT`, `--target tansu
 
 Construct one target per scenario and call `close()` (or use `with`). `target.skip_reason()` says
 why the scenario's config cannot be honoured by a remote broker (not_owned_groups, append_result).
+
+The scenario runner (conformance/targets.py) uses the factory-of-factories form, one target per
+scenario, and never closes targets itself:
+
+    kafka_target_factory(host: str, port: int, *, allow_remote: bool = False,
+                         time_scale: float = 1.0, **options) -> TargetFactory
+    tansu_target_factory(*, time_scale: float = 1.0, **options) -> TargetFactory
+
+A TargetFactory is called as `factory(config: CoordinatorConfig) -> KafkaTarget`. Each call closes
+the target the previous call made (and, for Tansu, stops its broker: every scenario gets a fresh
+in-memory Tansu, ~0.1 s to start), raises NotImplementedError naming the config key when the config
+cannot be honoured by a remote broker (the runner reports SKIP), and the last target is closed at
+interpreter exit. `factory.close()` does that early.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import atexit
+from typing import Any, Callable, Optional
 
 from model.coordinator_api import CoordinatorConfig
 from wire.errors import (
@@ -43,12 +57,13 @@ from wire.errors import (
     TimeBudgetExceeded, TransportError, UnsupportedVersionError, WireError,
 )
 from wire.tansu import TansuBroker
-from wire.target import KafkaTarget
+from wire.target import KafkaTarget, unsupported_config
 
 __all__ = [
     "BrokerStartError", "BrokerTimeoutError", "DecodeError", "EncodeError", "KafkaTarget",
     "RemoteHostRefused", "TansuBroker", "TimeBudgetExceeded", "TransportError",
-    "UnsupportedVersionError", "WireError", "kafka_target", "parse_address", "tansu_target",
+    "UnsupportedVersionError", "WireError", "kafka_target", "kafka_target_factory",
+    "parse_address", "tansu_target", "tansu_target_factory",
 ]
 
 
@@ -94,3 +109,35 @@ def tansu_target(config: CoordinatorConfig = CoordinatorConfig(), *, time_scale:
         raise
     target.owned_broker = owned
     return target
+
+
+class TargetFactory:
+    """`factory(config)` -> a fresh target for one scenario; closes the one it made before."""
+
+    def __init__(self, make: Callable[[CoordinatorConfig], KafkaTarget]) -> None:
+        self._make = make
+        self._last: Optional[KafkaTarget] = None
+        atexit.register(self.close)
+
+    def __call__(self, config: CoordinatorConfig) -> KafkaTarget:
+        self.close()
+        reason = unsupported_config(config)
+        if reason is not None:
+            raise NotImplementedError(reason)
+        self._last = self._make(config)
+        return self._last
+
+    def close(self) -> None:
+        last, self._last = self._last, None
+        if last is not None:
+            last.close()
+
+
+def kafka_target_factory(host: str, port: int, *, allow_remote: bool = False,
+                         time_scale: float = 1.0, **options: Any) -> TargetFactory:
+    return TargetFactory(lambda config: KafkaTarget(
+        host, port, config, time_scale, allow_remote=allow_remote, **options))
+
+
+def tansu_target_factory(*, time_scale: float = 1.0, **options: Any) -> TargetFactory:
+    return TargetFactory(lambda config: tansu_target(config, time_scale=time_scale, **options))

@@ -50,6 +50,15 @@ from wire.transport import (
 _MemberKey = Optional[tuple[str, str]]
 
 
+def unsupported_config(config: CoordinatorConfig) -> Optional[str]:
+    """Why a scenario config cannot be honoured by a remote broker (None: it can be run)."""
+    if config.not_owned_groups:
+        return "config not_owned_groups needs a coordinator that can be told not to own a group"
+    if config.append_result is not Error.NONE:
+        return f"config append_result={config.append_result.name} needs control over log appends"
+    return None
+
+
 @dataclasses.dataclass(slots=True)
 class _InFlight:
     api: ApiKey
@@ -125,7 +134,8 @@ class KafkaTarget:
         token = next(self._tokens)
         self._inflight[token] = _InFlight(api, version, callback, conn, sent)
         try:
-            conn.send(api, version, body, functools.partial(self._enqueue, token))
+            header_client = sent.client_id if isinstance(sent, m.JoinGroupRequest) else None
+            conn.send(api, version, body, functools.partial(self._enqueue, token), header_client)
         except WireError:
             del self._inflight[token]
             raise
@@ -151,11 +161,7 @@ class KafkaTarget:
 
     def skip_reason(self) -> Optional[str]:
         """Why scenarios with this target's config cannot run against a remote broker, if so."""
-        if self.config.not_owned_groups:
-            return "not_owned_groups needs a coordinator that can be told not to own a group"
-        if self.config.append_result is not Error.NONE:
-            return f"append_result={self.config.append_result.name} needs control over log appends"
-        return None
+        return unsupported_config(self.config)
 
     def broker_group_id(self, group_id: str) -> str:
         return self.group_prefix + group_id

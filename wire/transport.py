@@ -87,10 +87,15 @@ class Connection:
     def closed(self) -> bool:
         return self._closed is not None
 
-    def send(self, api: ApiKey, version: int, body: Struct, callback: OutcomeCallback) -> int:
-        """Encode and send; `callback` runs once, on the reader thread, with the Outcome."""
+    def send(self, api: ApiKey, version: int, body: Struct, callback: OutcomeCallback,
+             client_id: Optional[str] = None) -> int:
+        """Encode and send; `callback` runs once, on the reader thread, with the Outcome.
+
+        `client_id` overrides the connection's client id in this request's header (Kafka derives
+        dynamic member ids from it: `<client id>-<uuid>`)."""
         correlation_id = next(self._ids)
-        data = codec.frame(codec.encode_request(api, version, correlation_id, self.client_id, body))
+        header_client = self.client_id if client_id is None else client_id
+        data = codec.frame(codec.encode_request(api, version, correlation_id, header_client, body))
         with self._lock:
             if self._closed is not None:
                 raise TransportError(f"{self.host}:{self.port}: connection closed ({self._closed})")
