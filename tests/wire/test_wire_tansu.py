@@ -152,3 +152,36 @@ def test_owned_broker_is_stopped_on_close() -> None:
     proc = owned._proc
     t.close()
     assert proc.poll() is not None  # SIGINT stopped it
+
+
+def test_runner_factory_one_target_per_scenario(broker: TansuBroker) -> None:
+    from model.coordinator_api import Coordinator, CoordinatorConfig
+    from wire import kafka_target_factory
+
+    factory = kafka_target_factory(broker.host, broker.port)
+    try:
+        with pytest.raises(NotImplementedError, match="not_owned_groups"):
+            factory(CoordinatorConfig(not_owned_groups=frozenset({"g"})))
+        with pytest.raises(NotImplementedError, match="append_result=NOT_COORDINATOR"):
+            factory(CoordinatorConfig(append_result=Error.NOT_COORDINATOR))
+        first = factory(CoordinatorConfig())
+        assert isinstance(first, Coordinator)
+        second = factory(CoordinatorConfig())
+        assert first.connection_count() == 0  # closed when the next scenario's target was made
+        assert second.group_prefix != first.group_prefix
+        r = Responses()
+        second.handle(_join(""), r("j"))
+        assert r.got["j"].member_id.startswith("consumer-")  # header client id = request client_id
+    finally:
+        factory.close()
+
+
+def test_advance_beyond_the_real_time_budget_is_refused(broker: TansuBroker) -> None:
+    from wire import TimeBudgetExceeded
+
+    with tansu_target(broker=broker, max_real_wait_s=1.0) as t:
+        t.advance(500)
+        assert t.now_ms() == 500
+        with pytest.raises(TimeBudgetExceeded, match=r"advance\(600\)"):
+            t.advance(600)
+        assert t.now_ms() == 500
