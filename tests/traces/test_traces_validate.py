@@ -25,7 +25,7 @@ def test_every_recorded_row_validates() -> None:
         assert parse_json_line(row_json(event)) == event
 
 
-GOOD = {
+GOOD: dict[str, object] = {
     "group_id": "g", "seq": 1, "ts_ms": 0, "source": "t", "kind": "request", "api": "JoinGroup",
     "request_id": 1,
     "payload": codec.dumps_record(JoinGroupRequest("g", "", "consumer", (ProtocolMetadata("range"),))),
@@ -49,7 +49,7 @@ GOOD = {
          "column from_state: unknown group state 'Rebalancing'"),
         (json.dumps(GOOD | {"api": "SyncGroup"}), "payload is a JoinGroupRequest, but column api is SyncGroup"),
         (json.dumps(GOOD | {"group_id": "other"}), "payload group_id 'g' differs from column group_id 'other'"),
-        (json.dumps(GOOD | {"payload": GOOD["payload"].replace('"consumer"', "7")}), "payload.protocol_type: expected str, got int"),
+        (json.dumps(GOOD | {"payload": str(GOOD["payload"]).replace('"consumer"', "7")}), "payload.protocol_type: expected str, got int"),
         (json.dumps(GOOD | {"payload": '{"type":"JoinGroupRequest","group_id":"g"}'}), "missing field(s) member_id, protocol_type, protocols"),
         (json.dumps(GOOD | {"generation": 2**40}), "column generation: 1099511627776 out of int32 range"),
     ],
