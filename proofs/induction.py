@@ -1,0 +1,172 @@
+"""Unbounded proofs by inductive strengthening.
+
+Every state invariant (the named ones and the auxiliary ones of proofs/invariants.py) is a
+candidate. A candidate that fails in the initial state, or is not preserved by some step from a
+state satisfying all remaining candidates, is dropped with its counterexample to induction
+(CTI); the loop repeats until the remaining set is inductive (Houdini). The survivors are then
+proved for every reachable state, for unbounded generations and member-id domains; step
+invariants are proved from them. Quantified invariants (the static map) make some queries
+quantified; Z3 may answer unknown, which is reported as such.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import z3
+
+from model.dsl import Guard, Table
+from proofs.decode import (
+    MicroStep,
+    ReplayError,
+    Values,
+    describe_input,
+    describe_values,
+    ids_in_model,
+    read,
+    replay,
+)
+from proofs.encode import enabled, paths, transition
+from proofs.invariants import STEP_INVARIANTS, all_state_invariants
+from proofs.symbolic import initial_state, make_input, make_state
+
+
+@dataclass
+class Cti:
+    """A counterexample to induction: a state satisfying the other invariants, an input, the row."""
+
+    pre: Values
+    x: Values
+    rows: tuple[str, ...]
+    post: Values
+    replays: str = ""
+
+    def render(self) -> list[str]:
+        return [f"pre:  {describe_values(self.pre)}", f"step: {describe_input(self.x)}",
+                f"rows: {', '.join(self.rows)}", f"post: {describe_values(self.post)}",
+                f"replay through model.step: {self.replays}"]
+
+
+@dataclass
+class InductionResult:
+    invariant: str
+    status: str  # proved / cti / unknown
+    seconds: float
+    auxiliary: bool = False
+    cti: Optional[Cti] = None
+    message: str = ""
+
+
+@dataclass
+class InductionReport:
+    results: list[InductionResult] = field(default_factory=list)
+    inductive_set: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class _Step:
+    """s, x, s' with the transition and the scheduler asserted in a solver."""
+
+    def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], timeout_ms: int) -> None:
+        self.s, self.x, self.s2 = make_state("i0"), make_input("i0"), make_state("i1")
+        self.paths = paths(table, self.s.v, self.x)
+        self.solver = z3.Solver()
+        self.solver.set("timeout", timeout_ms)
+        self.solver.add(enabled(table.events, urgent, self.s.v, self.x))
+        self.solver.add(transition(self.paths, self.s.v, self.s2.v))
+
+
+def _cti(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, m: z3.ModelRef) -> Cti:
+    domain = ids_in_model(m, [st.s, st.x, st.s2]) or [0]
+    chosen = [p for p in st.paths if z3.is_true(m.eval(p.sel, model_completion=True))]
+    rows = tuple(r.id for r in chosen[0].rows) if chosen else ()
+    pre, post = read(m, st.s, domain), read(m, st.s2, domain)
+    x = read(m, st.x, domain)
+    cti = Cti(pre, x, rows, post)
+    try:
+        replay(table, urgent, [pre, post], [MicroStep(x, rows, bool(chosen and chosen[0].uses_fresh))],
+               domain)
+        cti.replays = "yes (the model takes the same step from this state)"
+    except (ReplayError, AssertionError, KeyError, ValueError) as e:
+        cti.replays = f"no ({str(e).splitlines()[0][:200]})"
+    return cti
+
+
+def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Sequence[str]] = None,
+          timeout_ms: int = 60000) -> InductionReport:
+    start = time.perf_counter()
+    invs = all_state_invariants()
+    step_names = [n for n in STEP_INVARIANTS if names is None or n in names]
+    st = _Step(table, urgent, timeout_ms)
+    init = make_state("init")
+    init_solver = z3.Solver()
+    init_solver.add(initial_state(init))
+    spent: dict[str, float] = {n: 0.0 for n in invs}
+    dropped: dict[str, InductionResult] = {}
+    candidates = list(invs)
+    for n in list(candidates):
+        t0 = time.perf_counter()
+        init_solver.push()
+        init_solver.add(z3.Not(invs[n].holds(init.v, None)))
+        if init_solver.check() != z3.unsat:
+            candidates.remove(n)
+            dropped[n] = InductionResult(n, "cti", 0.0, invs[n].auxiliary,
+                                         message="does not hold in the initial state")
+        init_solver.pop()
+        spent[n] += time.perf_counter() - t0
+    changed = True
+    while changed:
+        changed = False
+        st.solver.push()
+        for n in candidates:
+            st.solver.add(invs[n].holds(st.s.v, None))
+        for n in list(candidates):
+            t0 = time.perf_counter()
+            st.solver.push()
+            st.solver.add(z3.Not(invs[n].holds(st.s2.v, None)))
+            verdict = st.solver.check()
+            if verdict != z3.unsat:
+                why = "" if verdict == z3.sat else f"unknown: {st.solver.reason_unknown()}"
+                cti = _cti(table, urgent, st, st.solver.model()) if verdict == z3.sat else None
+                dropped[n] = InductionResult(n, "cti" if cti else "unknown", 0.0,
+                                             invs[n].auxiliary, cti, why)
+                candidates.remove(n)
+                changed = True
+            st.solver.pop()
+            spent[n] += time.perf_counter() - t0
+            if changed:
+                break
+        st.solver.pop()
+    report = InductionReport(inductive_set=list(candidates))
+    st.solver.push()
+    for n in candidates:
+        st.solver.add(invs[n].holds(st.s.v, None))
+    for n in invs:
+        if names is not None and n not in names and not invs[n].auxiliary:
+            continue
+        if n in dropped:
+            r = dropped[n]
+            r.seconds = spent[n]
+            report.results.append(r)
+        else:
+            report.results.append(InductionResult(n, "proved", spent[n], invs[n].auxiliary))
+    for n in step_names:
+        t0 = time.perf_counter()
+        inv = STEP_INVARIANTS[n]
+        st.solver.push()
+        st.solver.add(z3.Or([z3.And(p.sel, inv.violated(p, st.s.v, st.x, st.s2.v)) for p in st.paths]))
+        verdict = st.solver.check()
+        if verdict == z3.unsat:
+            res = InductionResult(n, "proved", 0.0)
+        elif verdict == z3.sat:
+            res = InductionResult(n, "cti", 0.0, cti=_cti(table, urgent, st, st.solver.model()))
+        else:
+            res = InductionResult(n, "unknown", 0.0, message=str(st.solver.reason_unknown()))
+        st.solver.pop()
+        res.seconds = time.perf_counter() - t0
+        report.results.append(res)
+    st.solver.pop()
+    report.seconds = time.perf_counter() - start
+    return report

@@ -1,0 +1,329 @@
+"""The named invariants of model/invariants.py over the symbolic state, plus the auxiliary
+invariants the unbounded proofs need (each named, stated here, and proved like the others).
+
+State invariants are formulas over one state; step invariants are violation formulas over one
+path (pre-state, input, post-state). Universal statements over member or instance ids take a
+`domain`: None for the unbounded proofs (a Z3 quantifier), a list of ids for BMC (a finite
+conjunction over the bounded domain).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Final, Optional, Sequence
+
+import z3
+
+from model.dsl import Row
+from model.vocabulary import Error, GroupState, is_valid_transition
+from proofs.atoms import known
+from proofs.encode import Path
+from proofs.symbolic import GSTATE, PERS_EMPTY, PERS_NONE, PERS_STABLE, Sym, Terms, empty_set, is_empty
+
+E, P, C, S, D, M = (GroupState.Empty, GroupState.PreparingRebalance,
+                    GroupState.CompletingRebalance, GroupState.Stable, GroupState.Dead,
+                    GroupState.Missing)
+Domain = Optional[Sequence[int]]
+
+
+def forall(domain: Domain, body: Callable[[z3.ArithRef], z3.BoolRef], name: str = "m") -> z3.BoolRef:
+    if domain is None:
+        v = z3.Int(f"{name}!q")
+        return z3.ForAll([v], body(v))
+    return z3.And([body(z3.IntVal(k)) for k in domain])
+
+
+def forall2(domain: Domain, body: Callable[[z3.ArithRef, z3.ArithRef], z3.BoolRef]) -> z3.BoolRef:
+    if domain is None:
+        a, b = z3.Int("a!q"), z3.Int("b!q")
+        return z3.ForAll([a, b], body(a, b))
+    return z3.And([body(z3.IntVal(i), z3.IntVal(j)) for i in domain for j in domain])
+
+
+def st_in(g: Terms, *states: GroupState) -> z3.BoolRef:
+    return z3.Or([g["st"] == GSTATE[s] for s in states])
+
+
+def none_of(g: Terms, a: str) -> z3.BoolRef:
+    """No member has the per-member fact `a`."""
+    return is_empty(z3.SetIntersect(g["mem"], g[a]))
+
+
+StateFormula = Callable[[Terms, Domain], z3.BoolRef]
+
+
+@dataclass(frozen=True)
+class StateInvariant:
+    name: str
+    holds: StateFormula
+    doc: str
+    auxiliary: bool = False
+
+
+StepFormula = Callable[[Path, Terms, Sym, Terms], z3.BoolRef]
+
+
+@dataclass(frozen=True)
+class StepInvariant:
+    name: str
+    violated: StepFormula
+    doc: str
+
+
+STATE_INVARIANTS: Final[dict[str, StateInvariant]] = {}
+AUXILIARY: Final[dict[str, StateInvariant]] = {}
+STEP_INVARIANTS: Final[dict[str, StepInvariant]] = {}
+# Named invariants of model/invariants.py without an encoding, and why (reported as unknown).
+NOT_ENCODED: Final[dict[str, str]] = {
+    "one-response-per-request": "request ids and response outputs are abstracted away by the "
+                                "symbolic state (checked only by the explorer and on replays)",
+}
+
+
+def state_inv(name: str, auxiliary: bool = False) -> Callable[[StateFormula], StateFormula]:
+    def register(fn: StateFormula) -> StateFormula:
+        reg = AUXILIARY if auxiliary else STATE_INVARIANTS
+        reg[name] = StateInvariant(name, fn, (fn.__doc__ or "").strip(), auxiliary)
+        return fn
+    return register
+
+
+def step_inv(name: str) -> Callable[[StepFormula], StepFormula]:
+    def register(fn: StepFormula) -> StepFormula:
+        STEP_INVARIANTS[name] = StepInvariant(name, fn, (fn.__doc__ or "").strip())
+        return fn
+    return register
+
+
+# -------------------------------------------------------------------------- named state invariants
+
+@state_inv("single-delayed-join")
+def _single_delayed_join(g: Terms, d: Domain) -> z3.BoolRef:
+    """At most one join operation; one exists iff PreparingRebalance."""
+    return z3.And(g["jt"] <= 1, (g["jt"] == 1) == (g["st"] == GSTATE[P]))
+
+
+@state_inv("single-delayed-sync")
+def _single_delayed_sync(g: Terms, d: Domain) -> z3.BoolRef:
+    """At most one DelayedSync, only in CompletingRebalance or Stable."""
+    return z3.And(g["stn"] <= 1, z3.Implies(g["stn"] == 1, st_in(g, C, S)))
+
+
+@state_inv("empty-has-no-members")
+def _empty_has_no_members(g: Terms, d: Domain) -> z3.BoolRef:
+    """Empty, Dead and Missing groups hold no members."""
+    return z3.Implies(st_in(g, E, D, M), is_empty(g["mem"]))
+
+
+@state_inv("leader-is-member")
+def _leader_is_member(g: Terms, d: Domain) -> z3.BoolRef:
+    """The leader is a member; a group with members has a leader."""
+    return z3.And(z3.Implies(g["hasl"], z3.Select(g["mem"], g["leader"])),
+                  z3.Implies(z3.Not(is_empty(g["mem"])), g["hasl"]))
+
+
+@state_inv("stable-members-assigned")
+def _stable_members_assigned(g: Terms, d: Domain) -> z3.BoolRef:
+    """No member is parked in JoinGroup or SyncGroup in Stable."""
+    return z3.Implies(g["st"] == GSTATE[S], z3.And(none_of(g, "aj"), none_of(g, "asy")))
+
+
+@state_inv("awaiting-join-only-in-preparing")
+def _awaiting_join_only_in_preparing(g: Terms, d: Domain) -> z3.BoolRef:
+    """Parked JoinGroups only in PreparingRebalance."""
+    return z3.Implies(g["st"] != GSTATE[P], none_of(g, "aj"))
+
+
+@state_inv("awaiting-sync-only-in-completing")
+def _awaiting_sync_only_in_completing(g: Terms, d: Domain) -> z3.BoolRef:
+    """Parked SyncGroups only in CompletingRebalance."""
+    return z3.Implies(g["st"] != GSTATE[C], none_of(g, "asy"))
+
+
+@state_inv("pending-and-members-disjoint")
+def _pending_and_members_disjoint(g: Terms, d: Domain) -> z3.BoolRef:
+    """No id is both pending and a member (ids are a set here, so never duplicated)."""
+    return none_of(g, "pend")
+
+
+@state_inv("static-mapping-bijective")
+def _static_mapping_bijective(g: Terms, d: Domain) -> z3.BoolRef:
+    """No two static members share a group.instance.id."""
+    mem, hinst, inst = g["mem"], g["hinst"], g["inst"]
+
+    def body(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        return z3.Implies(z3.And(z3.Select(mem, a), z3.Select(mem, b), z3.Select(hinst, a),
+                                 z3.Select(hinst, b), z3.Select(inst, a) == z3.Select(inst, b)),
+                          a == b)
+    return forall2(d, body)
+
+
+@state_inv("pending-sync-only-members")
+def _pending_sync_only_members(g: Terms, d: Domain) -> z3.BoolRef:
+    """Members pending their first SyncGroup only in CompletingRebalance / Stable."""
+    return z3.Implies(z3.Not(st_in(g, C, S)), none_of(g, "psync"))
+
+
+# -------------------------------------------------------------------------- auxiliary invariants
+
+@state_inv("aux-counts-nonnegative", auxiliary=True)
+def _counts(g: Terms, d: Domain) -> z3.BoolRef:
+    """Timer counts are never negative."""
+    return z3.And(g["jt"] >= 0, g["stn"] >= 0)
+
+
+@state_inv("aux-static-map-consistent", auxiliary=True)
+def _static_map(g: Terms, d: Domain) -> z3.BoolRef:
+    """GM staticMembers agrees with the members' instance ids, both ways."""
+    return _map_consistent(g, d, "mem", "hinst", "inst", "shas", "smap")
+
+
+def _map_consistent(g: Terms, d: Domain, mem: str, hinst: str, inst: str, shas: str,
+                    smap: str) -> z3.BoolRef:
+    def fwd(m: z3.ArithRef) -> z3.BoolRef:
+        i = z3.Select(g[inst], m)
+        return z3.Implies(z3.And(z3.Select(g[mem], m), z3.Select(g[hinst], m)),
+                          z3.And(z3.Select(g[shas], i), z3.Select(g[smap], i) == m))
+
+    def back(i: z3.ArithRef) -> z3.BoolRef:
+        m = z3.Select(g[smap], i)
+        return z3.Implies(z3.Select(g[shas], i),
+                          z3.And(z3.Select(g[mem], m), z3.Select(g[hinst], m), z3.Select(g[inst], m) == i))
+    return z3.And(forall(d, fwd, "m"), forall(d, back, "i"))
+
+
+@state_inv("aux-persisted-consistent", auxiliary=True)
+def _persisted(g: Terms, d: Domain) -> z3.BoolRef:
+    """The last GroupMetadata record is one a live group could have written: Stable with a
+    member leader, or Empty with no members; its static map agrees with its members."""
+    return z3.And(
+        z3.Implies(g["pers"] == PERS_STABLE, z3.And(
+            z3.Not(is_empty(g["p_mem"])), g["p_hasl"], z3.Select(g["p_mem"], g["p_leader"]))),
+        z3.Implies(g["pers"] == PERS_EMPTY, z3.And(is_empty(g["p_mem"]), z3.Not(g["p_hasl"]),
+                                                   is_empty(g["p_shas"]))),
+        z3.Implies(g["pers"] != PERS_NONE,
+                   _map_consistent(g, d, "p_mem", "p_hinst", "p_inst", "p_shas", "p_smap")))
+
+
+@state_inv("aux-unowned-is-dead-or-missing", auxiliary=True)
+def _unowned(g: Terms, d: Domain) -> z3.BoolRef:
+    """Only a Dead or Missing group sits on a partition the coordinator does not own."""
+    return z3.Implies(z3.Not(g["owned"]), st_in(g, D, M))
+
+
+@state_inv("aux-nothing-in-dead-or-missing", auxiliary=True)
+def _nothing_dead(g: Terms, d: Domain) -> z3.BoolRef:
+    """A Dead or Missing group has no pending ids, leader or static map, at generation 0."""
+    return z3.Implies(st_in(g, D, M), z3.And(is_empty(g["pend"]), z3.Not(g["hasl"]),
+                                             is_empty(g["shas"]), g["gen"] == 0))
+
+
+@state_inv("aux-new-members-only-in-preparing", auxiliary=True)
+def _new_only_p(g: Terms, d: Domain) -> z3.BoolRef:
+    """A member is `isNew` only while the join phase that added it runs."""
+    return z3.Implies(g["st"] != GSTATE[P], none_of(g, "isnew"))
+
+
+@state_inv("aux-empty-has-no-static-map", auxiliary=True)
+def _empty_static(g: Terms, d: Domain) -> z3.BoolRef:
+    """Without members there is no static mapping and no leader."""
+    return z3.Implies(is_empty(g["mem"]), z3.And(is_empty(g["shas"]), z3.Not(g["hasl"])))
+
+
+@state_inv("aux-sync-timer-generation", auxiliary=True)
+def _sync_gen(g: Terms, d: Domain) -> z3.BoolRef:
+    """An armed DelayedSync belongs to the current generation."""
+    return z3.Implies(g["stn"] > 0, g["st_gen"] == g["gen"])
+
+
+@state_inv("aux-generation-nonnegative", auxiliary=True)
+def _gen_nonneg(g: Terms, d: Domain) -> z3.BoolRef:
+    """Generations start at 0 and only grow (also in the persisted record)."""
+    return z3.And(g["gen"] >= 0, z3.Implies(g["pers"] != PERS_NONE, g["p_gen"] >= 0))
+
+
+# -------------------------------------------------------------------------- step invariants
+
+def _static_reply_none(row: Row) -> bool:
+    return row.reply.form not in ("park", "none", "continue") and row.reply.error == Error.NONE
+
+
+@step_inv("leader-sync-rejected-in-preparing")
+def _leader_sync_rejected(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A SyncGroup in PreparingRebalance is answered with an error and stores nothing."""
+    row = p.rows[0]
+    if row.event != "SyncGroup" or P not in row.states:
+        return z3.BoolVal(False)
+    bad_reply = row.reply.form in ("park", "stored-assignment") or _static_reply_none(row)
+    changed = z3.SetUnion(z3.SetDifference(g["asg"], g2["asg"]), z3.SetDifference(g2["asg"], g["asg"]))
+    moved = z3.Not(is_empty(z3.SetIntersect(z3.SetIntersect(g["mem"], g2["mem"]), changed)))
+    return z3.And(g["st"] == GSTATE[P], z3.Or(z3.BoolVal(bad_reply), moved))
+
+
+@step_inv("generation-monotonic")
+def _generation_monotonic(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """Outside a new incarnation the generation grows by exactly the join-phase completions
+    (checked per input path: urgent completions are their own steps)."""
+    if any(r.new_incarnation for r in p.rows):
+        return z3.BoolVal(False)
+    completions = sum(1 for r in p.rows if P in r.states and r.next_state in (C, E))
+    return g2["gen"] - g["gen"] != completions
+
+
+def row_edge_invalid(row: Row) -> bool:
+    """valid-state-edges for one row (a static fact about the row)."""
+    dst = row.next_state
+    if dst is None or row.new_incarnation:
+        return False
+    for src in row.states:
+        if src == M:
+            if dst != M:
+                return True
+            continue
+        target = D if dst == M else dst
+        if not is_valid_transition(src, target):
+            return True
+    return False
+
+
+@step_inv("valid-state-edges")
+def _valid_state_edges(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """Every row's state change is one of Kafka's validPreviousStates edges."""
+    return z3.BoolVal(any(row_edge_invalid(r) for r in p.rows))
+
+
+@step_inv("dead-is-absorbing")
+def _dead_is_absorbing(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A Dead group stays Dead unless removed from the cache or replaced by a load."""
+    if any(r.new_incarnation for r in p.rows):
+        return z3.BoolVal(False)
+    return z3.And(g["st"] == GSTATE[D], g2["st"] != GSTATE[D], g2["st"] != GSTATE[M])
+
+
+@step_inv("commit-fencing")
+def _commit_fencing(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """An OffsetCommit with a generation >= 0 other than the group's is never accepted."""
+    row = p.rows[-1]
+    if p.rows[0].event != "OffsetCommit":
+        return z3.BoolVal(False)
+    if not (row.reply.form == "commit-result" and row.reply.error == Error.NONE):
+        return z3.BoolVal(False)
+    live = st_in(g, E, P, C, S)
+    return z3.And(x["gen"] >= 0, z3.Or(x["gen"] != g["gen"], z3.Not(live)), x["aok"], x["offs"])
+
+
+@step_inv("only-members-served")
+def _only_members_served(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """Heartbeat / SyncGroup answered NONE only for a member."""
+    row = p.rows[-1]
+    if row.event not in ("Heartbeat", "SyncGroup") or not _static_reply_none(row):
+        return z3.BoolVal(False)
+    return z3.Not(known(g, x))
+
+
+def all_state_invariants() -> dict[str, StateInvariant]:
+    return {**STATE_INVARIANTS, **AUXILIARY}
+
+
+def empty_set_term() -> z3.ArrayRef:
+    return empty_set()
