@@ -302,10 +302,11 @@ class Table:
         return frozen
 
     def row(self, row_id: str) -> Row:
-        for r in self.rows:
-            if r.id == row_id:
-                return r
-        raise KeyError(row_id)
+        cached = _BY_ID_CACHE.get(id(self))
+        if cached is None or cached[0] is not self:
+            cached = (self, {r.id: r for r in self.rows})
+            _BY_ID_CACHE[id(self)] = cached
+        return cached[1][row_id]
 
     def validate(self) -> None:
         """Static checks: unique ids, known atoms/effects/reply forms."""
@@ -327,3 +328,4 @@ class Table:
 
 
 _INDEX_CACHE: dict[int, tuple[Table, dict[tuple[GroupState, str], tuple[Row, ...]]]] = {}
+_BY_ID_CACHE: dict[int, tuple[Table, dict[str, Row]]] = {}

@@ -181,10 +181,12 @@ def release_partition(ctx: Ctx) -> None:
 def persist_group(ctx: Ctx) -> None:
     """GMM:250 storeGroup succeeded: the GroupMetadata record a later load resumes from."""
     g = ctx.group
+    record = tuple(replace(m, awaiting_join=None, awaiting_sync=None, is_new=False,
+                           session_deadline=None, pending_sync=False) for m in g.members)
     ctx.group = replace(g, persisted=PersistedGroup(
         state=GroupState.Stable if g.members else GroupState.Empty,
         generation=g.generation, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
-        leader=g.leader, members=g.members))
+        leader=g.leader, members=record))
 
 
 # -- JoinGroup --------------------------------------------------------------------------------

@@ -62,9 +62,8 @@ VALID_PREVIOUS_STATES: Final[dict[GroupState, frozenset[GroupState]]] = {
 
 
 def is_valid_transition(source: GroupState, target: GroupState) -> bool:
-    """Kafka's `transitionTo` check; staying in the same state is no transition at all."""
-    if source == target and source != GroupState.Dead:
-        return True
+    """Kafka's `transitionTo` check: `source` must be one of `target`'s valid previous states
+    (so Stable -> Stable is illegal; Dead -> Dead is the one legal self-transition)."""
     return source in VALID_PREVIOUS_STATES.get(target, frozenset())
 
 

@@ -1,0 +1,257 @@
+"""Explicit-state exploration of the abstract model with networkx.
+
+Breadth-first from the initial world, deduplicating worlds by their canonical key (optionally
+up to permutations of interchangeable clients), checking every named invariant on every state and
+transition, recording which table rows fire, and finally checking the liveness property on the
+explored graph. Each violation comes with its shortest counterexample, re-executed and printed as
+a Kafka request/response sequence.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Optional, TextIO
+
+import networkx as nx
+
+from model.abstract import (
+    AbstractModel,
+    Action,
+    Bounds,
+    Successor,
+    World,
+    canonical_key,
+    render_response,
+    renamers,
+)
+from model.dsl import Guard, Superseded, Table
+from model.invariants import check_state, check_transition
+from model.state import Group
+from model.vocabulary import GroupState
+
+LIVENESS = "quiescence-reachable"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    invariant: str
+    message: str
+    trace: tuple[str, ...]
+
+
+@dataclass
+class Report:
+    bounds: Bounds
+    symmetry: bool
+    states: int = 0
+    edges: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    frontier: int = 0  # worlds beyond the bounds (not expanded)
+    rows_fired: dict[str, int] = field(default_factory=dict)
+    rows_total: int = 0
+    uncovered: dict[str, str] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def states_per_second(self) -> float:
+        return self.states / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "bounds": self.bounds.describe(), "symmetry": self.symmetry,
+            "states": self.states, "edges": self.edges, "depth": self.depth,
+            "seconds": round(self.seconds, 3), "states_per_second": round(self.states_per_second, 1),
+            "frontier": self.frontier, "rows_total": self.rows_total,
+            "rows_covered": len(self.rows_fired),
+            "uncovered_rows": [{"row": r, "reason": why} for r, why in sorted(self.uncovered.items())],
+            "violations": [{"invariant": v.invariant, "message": v.message, "trace": list(v.trace)}
+                           for v in self.violations],
+        }
+
+
+def quiescent(w: World) -> bool:
+    """Stable with no parked request, or Empty (or no group object at all)."""
+    g = w.group
+    if g.state in (GroupState.Empty, GroupState.Missing):
+        return True
+    return g.state == GroupState.Stable and all(
+        m.awaiting_join is None and m.awaiting_sync is None for m in g.members)
+
+
+def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds, *,
+            symmetry: bool = True, invariants: Optional[frozenset[str]] = None,
+            liveness: bool = True, max_states: Optional[int] = None,
+            progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
+            stop_at_first_violation: bool = False,
+            on_state: Optional[Callable[[World], None]] = None) -> Report:
+    model = AbstractModel(table, urgent, bounds)
+    rns = renamers(bounds, symmetry)
+    report = Report(bounds, symmetry, rows_total=len(table.rows))
+    start = time.perf_counter()
+    graph = nx.DiGraph()
+    init = model.initial()
+    ids: dict[tuple[object, ...], int] = {canonical_key(init, rns): 0}
+    worlds: list[World] = [init]
+    parent: list[tuple[int, Optional[Action], int]] = [(-1, None, 0)]
+    depth: list[int] = [0]
+    graph.add_node(0)
+    seen_violation: set[str] = set()
+    queue: deque[int] = deque([0])
+    last_print = start
+
+    def violate(name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
+        if name in seen_violation and first_violation_only:
+            return
+        seen_violation.add(name)
+        report.violations.append(Violation(name, msg, render_trace(model, worlds, parent, node, extra)))
+
+    for name, msg in check_state(init.group, invariants):
+        violate(name, msg, 0)
+    while queue:
+        node = queue.popleft()
+        w = worlds[node]
+        if on_state is not None:
+            on_state(w)
+        if not model.within_bounds(w):
+            report.frontier += 1
+            continue
+        for s in model.successors(w):
+            t = s.transition
+            if t is not None:
+                for rid in t.rows:
+                    report.rows_fired[rid] = report.rows_fired.get(rid, 0) + 1
+                for name, msg in check_transition(table, t, invariants):
+                    violate(name, msg, node, (s.action, s.index))
+            key = canonical_key(s.world, rns)
+            nxt = ids.get(key)
+            if nxt is None:
+                nxt = len(worlds)
+                ids[key] = nxt
+                worlds.append(s.world)
+                parent.append((node, s.action, s.index))
+                depth.append(depth[node] + 1)
+                graph.add_node(nxt)
+                queue.append(nxt)
+                for name, msg in check_state(s.world.group, invariants):
+                    violate(name, msg, nxt)
+            if graph.has_edge(node, nxt):
+                if not s.fault:
+                    graph[node][nxt]["fault"] = False
+            else:
+                graph.add_edge(node, nxt, fault=s.fault)
+        if progress is not None and time.perf_counter() - last_print > 2.0:
+            last_print = time.perf_counter()
+            print(f"  explored {len(worlds):,} states, {graph.number_of_edges():,} edges, "
+                  f"depth {depth[node]}, queue {len(queue):,} "
+                  f"({len(worlds) / (last_print - start):,.0f} states/s)", file=progress, flush=True)
+        if max_states is not None and len(worlds) >= max_states:
+            break
+        if stop_at_first_violation and report.violations:
+            break
+    report.states = len(worlds)
+    report.edges = graph.number_of_edges()
+    report.depth = max(depth)
+    if liveness and not report.violations:
+        check_liveness(graph, worlds, model, parent, report, bounds)
+    report.seconds = time.perf_counter() - start
+    for r in table.rows:
+        if r.id not in report.rows_fired:
+            report.uncovered[r.id] = r.unreachable or "not reached at these bounds"
+    return report
+
+
+def check_liveness(graph: "nx.DiGraph", worlds: list[World], model: AbstractModel,
+                   parent: list[tuple[int, Optional[Action], int]], report: Report,
+                   bounds: Bounds) -> None:
+    """From every explored world inside the bounds, a quiescent world is reachable along
+    non-fault edges (well-behaved clients, timers, partition loads; no crash, lost response,
+    unload or offsets expiry)."""
+    calm = nx.DiGraph()
+    calm.add_nodes_from(graph.nodes)
+    calm.add_edges_from((u, v) for u, v, f in graph.edges(data="fault") if not f)
+    targets = [n for n in calm.nodes if quiescent(worlds[n]) or not model.within_bounds(worlds[n])]
+    good: set[int] = set(targets)
+    rev = calm.reverse(copy=False)
+    frontier = deque(targets)
+    while frontier:
+        n = frontier.popleft()
+        for p in rev.successors(n):
+            if p not in good:
+                good.add(p)
+                frontier.append(p)
+    stuck = [n for n in calm.nodes if n not in good]
+    if stuck:
+        n = min(stuck, key=lambda x: _depth(parent, x))
+        report.violations.append(Violation(
+            LIVENESS, f"{len(stuck)} states cannot reach a quiescent state without faults; e.g. "
+                      f"{describe_group(worlds[n].group)}",
+            render_trace(model, worlds, parent, n, None)))
+
+
+def _depth(parent: list[tuple[int, Optional[Action], int]], n: int) -> int:
+    d = 0
+    while parent[n][0] >= 0:
+        n = parent[n][0]
+        d += 1
+    return d
+
+
+def describe_group(g: Group) -> str:
+    members = ", ".join(
+        m.member_id + ("*" if m.member_id == g.leader else "")
+        + (" [join parked]" if m.awaiting_join else "") + (" [sync parked]" if m.awaiting_sync else "")
+        for m in g.members)
+    pend = f" pending {[p.member_id for p in g.pending]}" if g.pending else ""
+    return f"{g.state.name} gen {g.generation} members [{members}]{pend}"
+
+
+def render_trace(model: AbstractModel, worlds: list[World],
+                 parent: list[tuple[int, Optional[Action], int]], node: int,
+                 extra: Optional[tuple[Action, int]]) -> tuple[str, ...]:
+    """The path from the initial world to `node` (plus an optional last step), re-executed."""
+    path: list[tuple[int, Action, int]] = []
+    n = node
+    while parent[n][0] >= 0:
+        p, a, idx = parent[n]
+        assert a is not None
+        path.append((p, a, idx))
+        n = p
+    path.reverse()
+    steps = [(worlds[p], a, idx) for p, a, idx in path]
+    if extra is not None:
+        steps.append((worlds[node], extra[0], extra[1]))
+    lines = [f"initial: {describe_group(worlds[0].group)}"]
+    for i, (w, a, idx) in enumerate(steps, 1):
+        lines.append(f"{i:>3}. {a.label(model.bounds)}")
+        match = _rerun(model, w, a, idx)
+        if match is None:
+            lines.append("      (could not re-execute this step)")
+            continue
+        t = match.transition
+        if t is not None:
+            if t.reply is not None:
+                lines.append(f"      <= {render_response(t.reply)}")
+            for o in t.outputs:
+                who = f"request of {o.member_id}" if o.member_id else f"request {o.request_id}"
+                if isinstance(o.response, Superseded):
+                    lines.append(f"      (parked {who} dropped without a response)")
+                else:
+                    lines.append(f"      <= (parked {who}) {render_response(o.response)}")
+            lines.append(f"      rows: {', '.join(t.rows)}")
+        if any(a.variant):
+            lines.append("      (a response to the client is lost)")
+        lines.append(f"      group: {describe_group(match.world.group)}")
+    return tuple(lines)
+
+
+def _rerun(model: AbstractModel, w: World, a: Action, idx: int) -> Optional[Successor]:
+    for s in model.apply(w, Action(a.kind, a.client, a.request, a.member_id)):
+        if s.index == idx and s.action.variant == a.variant:
+            return s
+    return None
+
+

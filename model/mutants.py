@@ -1,0 +1,69 @@
+"""Negative controls: deliberately wrong tables, each one a bug a reimplementation could have.
+
+Every checker (explorer, proofs, replay) must catch each of these with a counterexample; a
+checker that passes them all proves nothing. `MUTANTS[name]` is (table, the invariant that must
+break, a one-line description).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Final
+
+from model.dsl import R, Row, Table
+from model.table import CLASSIC_TABLE
+from model.vocabulary import Error
+
+
+def mutate(table: Table, name: str, changes: dict[str, dict[str, object]]) -> Table:
+    """A copy of `table` with the named rows' fields replaced (`{row_id: {field: value}}`)."""
+    missing = set(changes) - {r.id for r in table.rows}
+    if missing:
+        raise KeyError(f"no such rows: {sorted(missing)}")
+    rows: list[Row] = [replace(r, **changes[r.id]) if r.id in changes else r  # type: ignore[arg-type]
+                       for r in table.rows]
+    return Table(name=name, rows=tuple(rows), events=table.events)
+
+
+def _without(row_id: str, effect: str) -> dict[str, object]:
+    r = CLASSIC_TABLE.row(row_id)
+    return {"effects": tuple(e for e in r.effects if e != effect)}
+
+
+NEXT_GENERATION_ROWS: Final = tuple(
+    r.id for r in CLASSIC_TABLE.rows if r.id.endswith("/next-generation"))
+
+SYNC_ACCEPTED_IN_PREPARING: Final = mutate(CLASSIC_TABLE, "sync-accepted-in-preparing", {
+    "PreparingRebalance/SyncGroup/rebalance-in-progress": {
+        "reply": R(Error.NONE, "stored-assignment"), "effects": ("store-assignment",)},
+})
+SECOND_DELAYED_JOIN: Final = mutate(CLASSIC_TABLE, "second-delayed-join", {
+    "PreparingRebalance/JoinGroup/rejoin": {"effects": ("update-and-park-join", "rebalance")},
+    "PreparingRebalance/JoinGroup/pending-member-joins": {"effects": ("add-member", "rebalance")},
+})
+NO_GENERATION_BUMP: Final = mutate(CLASSIC_TABLE, "no-generation-bump", {
+    rid: _without(rid, "bump-generation") for rid in NEXT_GENERATION_ROWS})
+NO_DELAYED_SYNC: Final = mutate(CLASSIC_TABLE, "no-delayed-sync", {
+    rid: _without(rid, "arm-delayed-sync") for rid in NEXT_GENERATION_ROWS})
+HEARTBEAT_EMPTY_ACCEPTED: Final = mutate(CLASSIC_TABLE, "heartbeat-empty-accepted", {
+    "Empty/Heartbeat/unknown-member": {"reply": R(Error.NONE, "error")},
+})
+COMMIT_STALE_ACCEPTED: Final = mutate(CLASSIC_TABLE, "commit-stale-accepted", {
+    "Stable/OffsetCommit/illegal-generation": {"reply": R(Error.NONE, "commit-result"),
+                                              "effects": ("store-offsets",)},
+})
+
+MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
+    "sync-accepted-in-preparing": (SYNC_ACCEPTED_IN_PREPARING, "leader-sync-rejected-in-preparing",
+                                   "the leader's SyncGroup is accepted during PreparingRebalance"),
+    "second-delayed-join": (SECOND_DELAYED_JOIN, "single-delayed-join",
+                            "a join during PreparingRebalance arms another DelayedJoin"),
+    "no-generation-bump": (NO_GENERATION_BUMP, "generation-monotonic",
+                           "the generation is not incremented when the join phase completes"),
+    "no-delayed-sync": (NO_DELAYED_SYNC, "quiescence-reachable",
+                        "no DelayedSync: a member that never syncs sticks the group (KAFKA-12890)"),
+    "heartbeat-empty-accepted": (HEARTBEAT_EMPTY_ACCEPTED, "only-members-served",
+                                 "a Heartbeat to an Empty group is answered NONE"),
+    "commit-stale-accepted": (COMMIT_STALE_ACCEPTED, "commit-fencing",
+                              "an OffsetCommit of a stale generation is accepted in Stable"),
+}
