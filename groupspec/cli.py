@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-DEFAULT_FAULTS = "session,rebalance,crash,stall"
+DEFAULT_FAULTS = "session,rebalance,stall"
 
 
 def load_table(spec: str) -> tuple[Table, tuple[tuple[str, Guard], ...]]:
@@ -156,13 +156,13 @@ def print_report(r: Report) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay,soak} ...\n"
+    usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay} ...\n"
              "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
              "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
              "  groupspec scenario run FILE... --target T        run scenario files\n"
              "  groupspec traces generate --groups N --out DIR   make traces with the reference\n"
              "  groupspec replay --input PATH... --output DIR     check traces/logs on Spark\n"
-             "  groupspec soak --minutes M                       long lockstep comparison\n")
+             )
     try:
         if not args or args[0] in ("-h", "--help"):
             print(usage)
@@ -172,24 +172,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_check(rest)
         if cmd == "prove":
             from proofs.cli import prove_main
-            return prove_main(rest)
+            return int(prove_main(rest))
         if cmd == "scenario":
             if not rest or rest[0] != "run":
                 raise UsageError("groupspec scenario: expected 'scenario run FILE... --target T'")
             from conformance.cli import run_scenarios
-            return run_scenarios(rest[1:])
+            return int(run_scenarios(rest[1:]))
         if cmd == "traces":
             if not rest or rest[0] != "generate":
                 raise UsageError("groupspec traces: expected 'traces generate ...'")
             from reference.coordinator import ReferenceCoordinator
             from traces.cli import generate_main
-            return generate_main(rest[1:], ReferenceCoordinator)
+            return int(generate_main(rest[1:], ReferenceCoordinator))
         if cmd == "replay":
             from traces.cli import replay_main
-            return replay_main(rest)
-        if cmd == "soak":
-            from conformance.soak import soak_main
-            return soak_main(rest)
+            return int(replay_main(rest))
         raise UsageError(f"groupspec: unknown command {cmd!r}\n{usage}")
     except UsageError as e:
         print(str(e), file=sys.stderr)

@@ -74,8 +74,8 @@ class Client:
     generation: int = -1
     leader: bool = False
     roster: tuple[str, ...] = ()
-    # Bumped (mod 2) when the client crashes, so requests its previous life left parked at the
-    # coordinator keep distinct request ids and their late answers are not routed to it.
+    # Chosen at a crash so that requests the client's previous lives left parked at the
+    # coordinator keep distinct request ids, and their late answers are not routed to it.
     epoch: int = 0
 
 
@@ -281,6 +281,14 @@ class AbstractModel:
             yield Action(TimerEvent.OffsetsExpire.value)
 
     def request_id(self, w: World, i: int) -> int:
+        if self.bounds.mode == "open":
+            # Requests are not tied to a client's life: the smallest id nothing parked uses.
+            used = {m.awaiting_join.request_id for m in w.group.members if m.awaiting_join}
+            used |= {m.awaiting_sync for m in w.group.members if m.awaiting_sync is not None}
+            rid = 1
+            while rid in used:
+                rid += 1
+            return rid
         return 1 + i + self.n * w.clients[i].epoch
 
     def _parked(self, w: World, i: int) -> bool:
@@ -299,7 +307,12 @@ class AbstractModel:
 
     def apply(self, w: World, a: Action) -> list[Successor]:
         if a.kind == "crash":
-            c = Client(epoch=1 - w.clients[a.client].epoch)
+            used = {m.awaiting_join.request_id for m in w.group.members if m.awaiting_join}
+            used |= {m.awaiting_sync for m in w.group.members if m.awaiting_sync is not None}
+            epoch = 0
+            while 1 + a.client + self.n * epoch in used:
+                epoch += 1
+            c = Client(epoch=epoch)
             return [Successor(a, World(w.group, _set(w.clients, a.client, c)), None, True)]
         if a.kind == "stall":
             c = replace(w.clients[a.client], phase="stalled")
@@ -321,9 +334,17 @@ class AbstractModel:
             group = _normalize(t.after)
             for lost in self._loss_variants(w, t, a):
                 clients = self._deliver(w, a, t, lost)
-                fault = a.kind in FAULT_KINDS or any(lost)
+                fault = a.kind in FAULT_KINDS or any(lost) or self._expires_live_member(w, a)
                 out.append(Successor(replace(a, variant=lost), World(group, clients), t, fault, idx))
         return out
+
+    def _expires_live_member(self, w: World, a: Action) -> bool:
+        """A session expiry of a member whose client is alive and heartbeating is a fault (the
+        abstract timers fire at any time; in reality a live client's heartbeats keep it in)."""
+        if a.kind != TimerEvent.MemberSessionExpire.value or self.bounds.mode == "open":
+            return False
+        return any(c.member_id == a.member_id and c.phase in ("stable", "stalled", "to-sync")
+                   for c in w.clients)
 
     def _deliveries(self, w: World, t: Transition, a: Action) -> list[tuple[int, Response]]:
         """Responses that reach a live client (answers to a crashed life's requests do not)."""

@@ -7,16 +7,18 @@ the Hypothesis oracle and trace replay can drive the model exactly like any othe
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec, Recorder, ResponseCallback
-from model.dsl import Chooser, Superseded, Table
+from model.dsl import Chooser, Output, Superseded, Table
 from model.messages import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
     DescribeGroupsRequest,
+    DescribedGroup,
     DescribeGroupsResponse,
     GroupView,
+    ListedGroup,
     ListGroupsRequest,
     ListGroupsResponse,
     MemberView,
@@ -92,21 +94,21 @@ class ModelCoordinator:
         if self.recorder is not None:
             self.recorder.on_request(self._now, rid, request)
         if isinstance(request, DescribeGroupsRequest):
-            groups = []
+            groups: list[DescribedGroup] = []
             for gid in request.group_ids:
                 t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
                 assert isinstance(t.reply, DescribeGroupsResponse)
                 groups.extend(t.reply.groups)
             self._answer(rid, "", DescribeGroupsResponse(tuple(groups)), callback)
         elif isinstance(request, DeleteGroupsRequest):
-            results = []
+            results: list[tuple[str, Error]] = []
             for gid in request.group_ids:
                 t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
                 assert isinstance(t.reply, DeleteGroupsResponse)
                 results.extend(t.reply.results)
             self._answer(rid, "", DeleteGroupsResponse(tuple(results)), callback)
         elif isinstance(request, ListGroupsRequest):
-            listed = []
+            listed: list[ListedGroup] = []
             for gid in sorted(self._groups):
                 t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
                 assert isinstance(t.reply, ListGroupsResponse)
@@ -230,10 +232,8 @@ class ModelCoordinator:
         self._deliver_outputs(t.outputs)
         return t
 
-    def _deliver_outputs(self, outputs: tuple[object, ...] | list[object]) -> None:
-        from model.dsl import Output
+    def _deliver_outputs(self, outputs: Sequence[Output]) -> None:
         for o in outputs:
-            assert isinstance(o, Output)
             if isinstance(o.response, Superseded):
                 self._callbacks.pop(o.request_id, None)
             else:

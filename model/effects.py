@@ -129,8 +129,7 @@ def remove_group(ctx: Ctx) -> None:
 
 
 @effect("unload-group", modifies={"members", "pending", "join_timers", "sync_timers", "leader",
-                                  "protocol_type", "protocol_name", "generation", "owned",
-                                  "new_member_added"}, responds=True)
+                                  "owned", "new_member_added"}, responds=True)
 def unload_group(ctx: Ctx) -> None:
     """GC:1187 onGroupUnloaded: parked JoinGroups and SyncGroups answered NOT_COORDINATOR, the
     group goes Dead and leaves the cache; offsets and the last GroupMetadata stay in the log."""
@@ -141,8 +140,9 @@ def unload_group(ctx: Ctx) -> None:
                         JoinGroupResponse(Error.NOT_COORDINATOR, member_id=m.member_id), m.member_id)
         if m.awaiting_sync is not None:
             ctx.respond(m.awaiting_sync, SyncGroupResponse(Error.NOT_COORDINATOR), m.member_id)
-    ctx.group = Group(group_id=g.group_id, state=g.state, offsets=g.offsets,
-                      persisted=g.persisted, owned=False)
+    ctx.group = Group(group_id=g.group_id, state=g.state, generation=g.generation,
+                      protocol_type=g.protocol_type, protocol_name=g.protocol_name,
+                      offsets=g.offsets, persisted=g.persisted, owned=False)
 
 
 @effect("load-group", modifies={"generation", "protocol_type", "protocol_name", "leader",

@@ -101,6 +101,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     graph.add_node(0)
     seen_violation: set[str] = set()
     queue: deque[int] = deque([0])
+    expanded: set[int] = set()
     last_print = start
 
     def violate(name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
@@ -119,6 +120,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
         if not model.within_bounds(w):
             report.frontier += 1
             continue
+        expanded.add(node)
         for s in model.successors(w):
             t = s.transition
             if t is not None:
@@ -156,7 +158,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     report.edges = graph.number_of_edges()
     report.depth = max(depth)
     if liveness and not report.violations:
-        check_liveness(graph, worlds, model, parent, report, bounds)
+        check_liveness(graph, worlds, model, parent, report, expanded)
     report.seconds = time.perf_counter() - start
     for r in table.rows:
         if r.id not in report.rows_fired:
@@ -166,14 +168,15 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
 
 def check_liveness(graph: "nx.DiGraph", worlds: list[World], model: AbstractModel,
                    parent: list[tuple[int, Optional[Action], int]], report: Report,
-                   bounds: Bounds) -> None:
+                   expanded: set[int]) -> None:
     """From every explored world inside the bounds, a quiescent world is reachable along
     non-fault edges (well-behaved clients, timers, partition loads; no crash, lost response,
     unload or offsets expiry)."""
     calm = nx.DiGraph()
     calm.add_nodes_from(graph.nodes)
     calm.add_edges_from((u, v) for u, v, f in graph.edges(data="fault") if not f)
-    targets = [n for n in calm.nodes if quiescent(worlds[n]) or not model.within_bounds(worlds[n])]
+    # Worlds beyond the bounds or never expanded (a --max-states cut) count as good: unknown.
+    targets = [n for n in calm.nodes if quiescent(worlds[n]) or n not in expanded]
     good: set[int] = set(targets)
     rev = calm.reverse(copy=False)
     frontier = deque(targets)

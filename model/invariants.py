@@ -178,8 +178,8 @@ def leader_sync_rejected_in_preparing(table: Table, t: Transition) -> Optional[s
 def generation_monotonic(table: Table, t: Transition) -> Optional[str]:
     """Within one group incarnation the generation never decreases, and it grows by exactly one
     for each completed join phase (PreparingRebalance -> CompletingRebalance/Empty, GM:574)."""
-    if _new_incarnation(table, t):
-        return None
+    if _new_incarnation(table, t) or t.after.state == GroupState.Missing:
+        return None  # a new group object, or the object was removed from the cache
     completions = sum(
         1 for r in t.rows
         if _row_source(r) == P and table.row(r).next_state in

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Creates .venv and installs groupspec with every extra (tests, the Tansu broker, Spark).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[all]"

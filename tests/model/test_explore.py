@@ -1,0 +1,64 @@
+"""Pinned explorer results and negative controls (mutated tables must be caught)."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.abstract import Bounds
+from model.explore import explore
+from model.mutants import MUTANTS
+from model.table import CLASSIC_TABLE, URGENT
+
+# (dynamic members, generation cap, faults, symmetry) -> (states, edges, depth).
+# A change to the table or the explorer that moves these numbers must be deliberate.
+PINNED = [
+    ((1, 1, "", True), (9, 16, 6)),
+    ((2, 1, "", True), (113, 247, 15)),
+    ((2, 1, "", False), (221, 490, 15)),
+    ((2, 1, "session,rebalance", True), (948, 2834, 51)),
+]
+
+
+def _faults(text: str) -> frozenset[str]:
+    return frozenset(x for x in text.split(",") if x)
+
+
+@pytest.mark.parametrize("bounds,expected", PINNED, ids=[str(b) for b, _ in PINNED])
+def test_pinned_state_counts_and_no_violation(bounds: tuple[int, int, str, bool],
+                                              expected: tuple[int, int, int]) -> None:
+    n, gen, faults, sym = bounds
+    r = explore(CLASSIC_TABLE, URGENT, Bounds(dynamic=n, max_generation=gen, faults=_faults(faults)),
+                symmetry=sym, progress=None)
+    assert [v.invariant for v in r.violations] == []
+    assert (r.states, r.edges, r.depth) == expected
+
+
+def test_symmetry_reduction_never_finds_more_states() -> None:
+    b = Bounds(dynamic=2, static=1, max_generation=1, faults=frozenset())
+    full = explore(CLASSIC_TABLE, URGENT, b, symmetry=False, progress=None)
+    reduced = explore(CLASSIC_TABLE, URGENT, b, symmetry=True, progress=None)
+    assert not full.violations and not reduced.violations
+    assert reduced.states < full.states
+    assert set(reduced.rows_fired) == set(full.rows_fired)
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_each_mutant_table_is_caught_with_a_counterexample(name: str) -> None:
+    table, invariant, _ = MUTANTS[name]
+    faults = frozenset({"session", "rebalance", "crash", "stall"})
+    # Stale generations from a member need a misbehaving client: open mode.
+    mode, n = ("open", 1) if invariant == "commit-fencing" else ("closed", 2)
+    r = explore(table, URGENT, Bounds(dynamic=n, max_generation=2, faults=faults, mode=mode),
+                symmetry=True, progress=None, stop_at_first_violation=invariant != "quiescence-reachable",
+                max_states=60000)
+    caught = {v.invariant: v for v in r.violations}
+    assert invariant in caught, f"{name} not caught; found {sorted(caught)}"
+    trace = caught[invariant].trace
+    assert len(trace) >= 2 and any("->" in line for line in trace)
+
+
+def test_the_real_table_passes_the_stall_scenario_that_breaks_no_delayed_sync() -> None:
+    r = explore(CLASSIC_TABLE, URGENT,
+                Bounds(dynamic=2, max_generation=2, faults=frozenset({"session", "rebalance", "stall"})),
+                symmetry=True, progress=None, max_states=60000)
+    assert r.violations == []
