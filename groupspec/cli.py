@@ -123,8 +123,7 @@ def cmd_check(argv: Sequence[str]) -> int:
     status = 0 if not report.violations else 1
     doc = report.to_json()
     if a.prove:
-        from proofs.cli import prove_main
-        proof_status = prove_main([] if a.table is None else ["--table", a.table])
+        proof_status = _prove([] if a.table is None else ["--table", a.table])
         doc["proofs_exit_status"] = proof_status
         status = status or proof_status
     if a.json:
@@ -154,6 +153,14 @@ def print_report(r: Report) -> None:
             print("  " + line)
 
 
+def _prove(argv: list[str]) -> int:
+    try:
+        mod = importlib.import_module("proofs.cli")
+    except ImportError as e:
+        raise UsageError(f"groupspec prove is not available in this build: {e}") from e
+    return int(mod.prove_main(argv))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay} ...\n"
@@ -171,8 +178,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if cmd == "check":
             return cmd_check(rest)
         if cmd == "prove":
-            from proofs.cli import prove_main
-            return int(prove_main(rest))
+            return _prove(rest)
         if cmd == "scenario":
             if not rest or rest[0] != "run":
                 raise UsageError("groupspec scenario: expected 'scenario run FILE... --target T'")

@@ -4,6 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/lint-imports
 .venv/bin/mypy
+for dir in tests/*/; do
+  if ls "$dir"*.py >/dev/null 2>&1; then
+    MYPYPATH="$dir" .venv/bin/mypy --strict "$dir"
+  fi
+done
 set +e
 .venv/bin/pytest "$@"
 status=$?

@@ -21,14 +21,7 @@ SCENARIO_DIR = os.path.join(os.path.dirname(__file__), "..", "scenarios")
 FILES = sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.json")))
 TARGET_MODULES = {"model": "model.concrete", "reference": "reference.coordinator"}
 
-_SELF_LOOP = (
-    "Kafka's transitionTo rejects X -> X for every state but Dead (GM:428; semantics §1); the model's "
-    "can_transition accepts it (model/vocabulary.py is_valid_transition: same state = no transition)"
-)
-KNOWN_TARGET_BUGS: dict[tuple[str, str], str] = {
-    ("model", "unit-valid-state-transitions"): _SELF_LOOP + ", so canRebalance(PreparingRebalance) reads True",
-    ("model", "unit-self-transitions-are-illegal-except-dead"): _SELF_LOOP,
-}
+KNOWN_TARGET_BUGS: dict[tuple[str, str], str] = {}
 
 
 def _available(target: str) -> bool:
