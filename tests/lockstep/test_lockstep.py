@@ -1,0 +1,177 @@
+"""The lockstep comparison of the reference coordinator with the model (Hypothesis stateful test),
+its negative controls (seeded reference bugs must be caught) and the printing of a failure as a
+runnable scenario file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from model.concrete import ModelCoordinator
+from model.coordinator_api import Coordinator, CoordinatorConfig
+from reference import BUGS, ReferenceCoordinator
+
+from conformance.lockstep import (
+    KNOWN_DIFFERENCES,
+    Advance,
+    Divergence,
+    IdMap,
+    Join,
+    Lockstep,
+    RunConfig,
+    Sync,
+    finding_text,
+    lockstep_machine,
+    run_actions,
+)
+from conformance.parse import parse_text
+from conformance.runner import Outcome, run_scenario
+
+
+def _settings(examples: int, steps: int) -> settings:
+    return settings(max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
+                    database=None, suppress_health_check=list(HealthCheck), print_blob=False)
+
+
+CLEAN = _settings(examples=60, steps=60)
+
+
+def test_reference_and_model_agree() -> None:
+    run_state_machine_as_test(lockstep_machine(), settings=CLEAN)
+
+
+def test_reference_and_model_agree_on_one_group() -> None:
+    run_state_machine_as_test(lockstep_machine(groups=1), settings=_settings(examples=30, steps=60))
+
+
+# Seeded bugs (reference/bugs.py) and the example budget each needs to be caught deterministically.
+NEGATIVE_CONTROLS: dict[str, int] = {
+    "session-expiry-while-parked": 100,  # timer bug
+    "static-no-fence": 100,  # static membership bug
+    "no-delayed-sync": 100,  # timer bug (KAFKA-12890)
+    "sync-accepted-in-preparing": 100,
+    "no-generation-bump": 100,
+    "heartbeat-empty-accepted": 100,
+    "leave-no-rebalance": 100,
+}
+
+
+@pytest.mark.parametrize("bug", sorted(NEGATIVE_CONTROLS))
+def test_seeded_bug_is_caught(bug: str) -> None:
+    assert bug in BUGS
+    machine = lockstep_machine(frozenset({bug}))
+    with pytest.raises(Divergence) as caught:
+        run_state_machine_as_test(machine, settings=_settings(examples=NEGATIVE_CONTROLS[bug], steps=60))
+    d = caught.value
+    assert d.scenario["finding"]["bugs"] == [bug]
+    # The printed scenario replays: the buggy reference passes it, the model fails it.
+    _assert_replays(d, frozenset({bug}))
+
+
+def _run(doc_text: str, make: Any) -> Any:
+    parsed = parse_text(doc_text, "<lockstep>")
+    return run_scenario(parsed.path, parsed.scenarios[0], make)
+
+
+def _assert_replays(d: Divergence, bugs: frozenset[str]) -> None:
+    text = d.render()
+    on_reference = _run(text, lambda c: ReferenceCoordinator(c, bugs=bugs))
+    assert on_reference.outcome is Outcome.PASS, on_reference.describe()
+    on_model = _run(text, lambda c: ModelCoordinator(c))
+    if d.kind in ("response-differs", "response-missing", "group-differs"):
+        assert on_model.outcome is Outcome.FAIL, on_model.describe()
+
+
+# ---------------------------------------------------------------- printing a failure
+
+# A short hand-written run that the seeded bug `no-generation-bump` makes diverge at the join
+# completion: one dynamic member (JoinGroup v4+: MEMBER_ID_REQUIRED, then the real join), the
+# initial delay (1000 ms) expires, the parked JoinGroup is answered with generation 0 instead of 1.
+SHORT_RUN = (
+    Join(group=0, who=0, inst=1, proto=0, session=1, rebalance=0, known_id=1),
+    Join(group=0, who=2, inst=0, proto=0, session=1, rebalance=0, known_id=1),
+    Advance(ms=2),  # 1001 ms
+)
+
+
+def test_failure_prints_as_a_runnable_scenario_file() -> None:
+    with pytest.raises(Divergence) as caught:
+        run_actions(SHORT_RUN, RunConfig(initial_delay=1), bugs=frozenset({"no-generation-bump"}))
+    d = caught.value
+    assert d.kind == "response-differs"
+    assert "generation_id: reference 0, model 1" in d.message
+    assert "--- scenario file ---" in str(d) and d.render() in str(d)
+    doc = json.loads(d.render())
+    steps = doc["scenarios"][0]["steps"]
+    assert [s["op"] for s in steps if s["op"] != "check_group"] == ["join", "join", "advance", "check_response"]
+    assert steps[0]["bind"] == {"member_id": "M0"} and steps[0]["expect"]["error"] == "MEMBER_ID_REQUIRED"
+    assert steps[2]["member"] == "$M0" and steps[2]["await"] == "later"
+    answer = [s for s in steps if s["op"] == "check_response"][0]
+    assert answer["expect"]["generation"] == 0 and answer["expect"]["leader"] == "self"
+    _assert_replays(d, frozenset({"no-generation-bump"}))
+    # The clean reference fails the buggy reference's expectations too (at the same step as the model).
+    on_clean = _run(d.render(), lambda c: ReferenceCoordinator(c))
+    on_model = _run(d.render(), lambda c: ModelCoordinator(c))
+    assert on_clean.outcome is Outcome.FAIL and on_model.outcome is Outcome.FAIL
+    assert on_clean.failure is not None and on_model.failure is not None
+    assert on_clean.failure.step_index == on_model.failure.step_index
+
+
+def test_finding_text_is_cut_at_the_failing_step_by_conformance_finding() -> None:
+    with pytest.raises(Divergence) as caught:
+        run_actions(SHORT_RUN, RunConfig(initial_delay=1), bugs=frozenset({"no-generation-bump"}))
+    doc = json.loads(finding_text(caught.value, bugs=frozenset({"no-generation-bump"})))
+    assert doc["finding"]["target"] == "model"
+    assert doc["finding"]["lockstep"]["bugs"] == ["no-generation-bump"]
+    steps = doc["scenarios"][0]["steps"]
+    assert steps[-1]["op"] == "check_response" and doc["finding"]["step"] == len(steps) - 1
+    parse_text(json.dumps(doc), "<finding>")  # still a valid scenario file
+
+
+def test_clean_short_run_agrees() -> None:
+    ls = run_actions(SHORT_RUN + (Sync(group=0, who=2, gen=0, inst=0, assign=1, proto=1),), RunConfig(initial_delay=1))
+    view = ls.reference.group_view("g0")
+    assert view is not None and view.state.name == "Stable" and view.generation_id == 1
+
+
+# ---------------------------------------------------------------- the id bijection
+
+def test_id_map_learns_and_rejects_inconsistent_pairs() -> None:
+    ids = IdMap()
+    a = "consumer-" + "0" * 8 + "-0000-4000-8000-" + "0" * 12
+    b = "consumer-" + "1" * 8 + "-1111-4111-8111-" + "1" * 12
+    c = "consumer-" + "2" * 8 + "-2222-4222-8222-" + "2" * 12
+    assert ids.pair(a, b, "x") is None and ids.model_id(a) == b
+    assert ids.pair(a, b, "x") is None
+    assert ids.pair(a, c, "x") is not None  # a is already paired with b
+    assert ids.pair(c, b, "x") is not None  # b is already paired with a
+    assert ids.pair("", c, "x") is not None  # the unknown id only matches itself
+    assert ids.pair("i1-" + c[len("consumer-"):], c, "x") is not None  # prefixes differ
+
+
+def test_known_differences_carry_reasons() -> None:
+    for name, known in KNOWN_DIFFERENCES.items():
+        assert name and len(known.reason) > 40
+
+
+def test_tolerated_known_difference_is_counted_and_can_be_switched_off() -> None:
+    # A pending (MEMBER_ID_REQUIRED) id rejoining with a group.instance.id (GC:428).
+    run = (
+        Join(group=0, who=0, inst=1, known_id=1),
+        Join(group=0, who=2, inst=2, known_id=1),
+    )
+    ls = run_actions(run, RunConfig())
+    assert ls.tolerated == {"pending-static-join-member-id": 1}
+    strict = Lockstep(RunConfig(), known={})
+    with pytest.raises(Divergence) as caught:
+        for a in run:
+            strict.apply(a)
+    assert "member_id" in caught.value.message
+
+
+def _unused(config: CoordinatorConfig) -> Coordinator:  # keeps the factory type visible to mypy
+    return ModelCoordinator(config)
