@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from model.concrete import ModelCoordinator
@@ -32,9 +32,11 @@ from conformance.parse import parse_text
 from conformance.runner import Outcome, run_scenario
 
 
-def _settings(examples: int, steps: int) -> settings:
+def _settings(examples: int, steps: int, shrink: bool = True) -> settings:
+    phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
     return settings(max_examples=examples, stateful_step_count=steps, deadline=None, derandomize=True,
-                    database=None, suppress_health_check=list(HealthCheck), print_blob=False)
+                    database=None, suppress_health_check=list(HealthCheck), print_blob=False,
+                    phases=phases)
 
 
 CLEAN = _settings(examples=60, steps=60)
@@ -65,7 +67,9 @@ def test_seeded_bug_is_caught(bug: str) -> None:
     assert bug in BUGS
     machine = lockstep_machine(frozenset({bug}))
     with pytest.raises(Divergence) as caught:
-        run_state_machine_as_test(machine, settings=_settings(examples=NEGATIVE_CONTROLS[bug], steps=60))
+        # Detection only (no shrinking) keeps CI fast; `conformance.lockstep.shrink` and the
+        # Hypothesis shrinker both work on these failures (see the printing tests below).
+        run_state_machine_as_test(machine, settings=_settings(NEGATIVE_CONTROLS[bug], 60, shrink=False))
     d = caught.value
     assert d.scenario["finding"]["bugs"] == [bug]
     # The printed scenario replays: the buggy reference passes it, the model fails it.
@@ -173,5 +177,3 @@ def test_tolerated_known_difference_is_counted_and_can_be_switched_off() -> None
     assert "member_id" in caught.value.message
 
 
-def _unused(config: CoordinatorConfig) -> Coordinator:  # keeps the factory type visible to mypy
-    return ModelCoordinator(config)
