@@ -83,7 +83,7 @@ PROTOCOL_CHOICES: Final[tuple[tuple[str, tuple[ProtocolMetadata, ...]], ...]] = 
 # Configured range is [1000, 30000]: 500 and 40000 are INVALID_SESSION_TIMEOUT.
 SESSION_CHOICES: Final = (2000, 5000, 5000, 500, 40000)
 REBALANCE_CHOICES: Final = (1500, 4000, 9000)
-ADVANCE_CHOICES: Final = (1, 499, 1001, 1999, 2001, 4001, 9001, 30001)
+ADVANCE_CHOICES: Final = (1001, 1, 499, 1999, 2001, 4001, 9001, 1001)
 TOPICS: Final = (TopicPartition("t", 0), TopicPartition("t", 1))
 
 
@@ -119,10 +119,12 @@ class RunConfig:
 # ------------------------------------------------------------------------------------------- actions
 #
 # Every field is a small integer choice, resolved against the reference's current state when the
-# action runs. `who`: 0 = "" (unknown member), 1 = a ghost id, 2-7 = a current member or pending id
-# the client side knows (one bound from a JoinGroup response), 8-9 = any id ever bound (maybe gone).
-# `inst`: 0 = the member's own instance id (None for "" and dynamic members), 1 = none, 2/3 = i1/i2.
-# `gen`: 0-1 = the group's generation, 2 = one less, 3 = one more, 4 = -1.
+# action runs; choice 0 is the usual, valid one (Hypothesis shrinks towards it). `who` (JoinGroup):
+# 0-3 = "" (a new member), 4 = a ghost id, 5-8 = a current member or pending id the client side
+# knows (one bound from a JoinGroup response), 9 = any id ever bound (maybe gone); `who` (other
+# requests): 0-5 = a current known member or pending id, 6 = "", 7 = a ghost id, 8-9 = any id ever
+# bound. `inst`: 0 = the member's own instance id (None for "" and dynamic members), 1 = none,
+# 2/3 = i1/i2. `gen`: 0-1 = the group's generation, 2 = one less, 3 = one more, 4 = -1.
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +145,10 @@ class Join:
 @dataclass(frozen=True, slots=True)
 class Sync:
     group: int = 0
-    who: int = 2
+    who: int = 0
     gen: int = 0
     inst: int = 0
-    assign: int = 1  # 0: none, 1: every known member, 2: only itself
+    assign: int = 0  # 0: every known member, 1: none, 2: only itself
     proto: int = 0  # 0: no protocol type/name, 1: the group's, 2: a wrong name
 
     RANGES: ClassVar[dict[str, int]] = {"group": 2, "who": 10, "gen": 5, "inst": 4, "assign": 3, "proto": 3}
@@ -155,7 +157,7 @@ class Sync:
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
     group: int = 0
-    who: int = 2
+    who: int = 0
     gen: int = 0
     inst: int = 0
 
@@ -166,9 +168,9 @@ class Heartbeat:
 class Leave:
     group: int = 0
     count: int = 0  # 0-1: one member, 2: two members
-    who: int = 2
+    who: int = 0
     inst: int = 0
-    who2: int = 3
+    who2: int = 1
     inst2: int = 0
 
     RANGES: ClassVar[dict[str, int]] = {"group": 2, "count": 3, "who": 10, "inst": 4, "who2": 10, "inst2": 4}
@@ -177,7 +179,7 @@ class Leave:
 @dataclass(frozen=True, slots=True)
 class Commit:
     group: int = 0
-    who: int = 2
+    who: int = 0
     gen: int = 0
     inst: int = 0
     offset: int = 0
@@ -201,16 +203,47 @@ class Describe:
 
 
 @dataclass(frozen=True, slots=True)
+class Everyone:
+    """Every member of the group the client side knows does the same valid thing, in member
+    order: 0 = JoinGroup (its own id and instance id), 1 = SyncGroup at the current generation
+    (the leader with an assignment for every known member), 2 = Heartbeat. This makes the
+    cooperative paths (to Stable and back) as likely as the odd requests."""
+
+    group: int = 0
+    what: int = 0
+    proto: int = 0  # JoinGroup protocols: 0 = PROTOCOL_CHOICES[0], 1 = PROTOCOL_CHOICES[1]
+
+    RANGES: ClassVar[dict[str, int]] = {"group": 2, "what": 3, "proto": 2}
+
+
+@dataclass(frozen=True, slots=True)
 class Advance:
     ms: int = 0
 
     RANGES: ClassVar[dict[str, int]] = {"ms": len(ADVANCE_CHOICES)}
 
 
-Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Advance]
-ACTION_TYPES: Final[tuple[type, ...]] = (Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Advance)
+Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Everyone, Advance]
+ACTION_TYPES: Final[tuple[type, ...]] = (Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Everyone, Advance)
 # Relative frequency of each action type in random runs (joins and syncs drive the interesting states).
-ACTION_WEIGHTS: Final[tuple[int, ...]] = (6, 4, 3, 2, 2, 1, 1, 4)
+ACTION_WEIGHTS: Final[tuple[int, ...]] = (6, 4, 3, 2, 2, 1, 1, 3, 4)
+
+
+# Scripted starts (group g0), so that deep states are reached in few generated steps. Each is
+# ordinary actions, compared like any other. Members join with session 2000 ms, rebalance 4000 ms.
+_NEW = dict(session=0, rebalance=1, known_id=1)
+PROLOGUES: Final[tuple[tuple[Action, ...], ...]] = (
+    (),
+    # two dynamic members (KIP-394 two-phase joins), the initial delay, SyncGroups: Stable, gen 1
+    (Join(who=0, **_NEW), Join(who=5, **_NEW), Join(who=0, **_NEW), Join(who=5, **_NEW),
+     Advance(ms=0), Advance(ms=0), Everyone(what=1)),
+    # a static member (i1) and a dynamic one: Stable, generation 1
+    (Join(who=0, inst=2, **_NEW), Join(who=0, **_NEW), Join(who=5, **_NEW), Advance(ms=0), Advance(ms=0),
+     Everyone(what=1)),
+    # two dynamic members, joined, no SyncGroup yet: CompletingRebalance, generation 1
+    (Join(who=0, **_NEW), Join(who=5, **_NEW), Join(who=0, **_NEW), Join(who=5, **_NEW), Advance(ms=0),
+     Advance(ms=0)),
+)
 
 
 def random_config(rng: random.Random) -> RunConfig:
@@ -224,6 +257,11 @@ def random_action(rng: random.Random, groups: int = 2) -> Action:
     kwargs = {name: rng.randrange(groups if name == "group" else n) for name, n in ranges.items()}
     action: Action = cls(**kwargs)
     return action
+
+
+def _inst_choice(instance_id: Optional[str]) -> int:
+    """The `inst` choice that sends this instance id (1 = none)."""
+    return 1 if instance_id is None else 2 + INSTANCES.index(instance_id)
 
 
 # ------------------------------------------------------------------------------ known differences
@@ -706,12 +744,16 @@ class Lockstep:
         ids = [m.member_id for m in view.members] + list(view.pending_members)
         return [i for i in ids if self.transcript.bound(i)]
 
-    def _who(self, gid: str, who: int) -> str:
-        if who == 0:
+    def _who(self, gid: str, who: int, join: bool = False) -> str:
+        if join:
+            kind = "new" if who < 4 else "ghost" if who == 4 else "current" if who < 9 else "any"
+        else:
+            kind = "current" if who < 6 else "new" if who == 6 else "ghost" if who == 7 else "any"
+        if kind == "new":
             return ""
-        if who == 1:
+        if kind == "ghost":
             return GHOST
-        pool = self._known_ids(gid) if who < 8 else list(self.transcript.names)
+        pool = self._known_ids(gid) if kind == "current" else list(self.transcript.names)
         return pool[who % len(pool)] if pool else ""
 
     def _instance(self, gid: str, member_id: str, inst: int) -> Optional[str]:
@@ -736,13 +778,34 @@ class Lockstep:
             self._advance(ADVANCE_CHOICES[action.ms])
             return
         gid = self.groups[action.group % len(self.groups)]
+        if isinstance(action, Everyone):
+            self._everyone(gid, action)
+            return
         request, op, step_fields = self._build(gid, action)
         self._send(request, op, step_fields)
 
-    def _build(self, gid: str, a: Action) -> tuple[Request, str, dict[str, Any]]:
+    def _everyone(self, gid: str, a: Everyone) -> None:
+        view = self._view(gid)
+        members = [m for m in (view.members if view else ()) if self.transcript.bound(m.member_id)]
+        for m in members:
+            own = _inst_choice(m.group_instance_id)
+            if a.what == 0:
+                sub: Action = Join(group=a.group, who=0, inst=own, proto=a.proto, session=0, rebalance=1,
+                                   known_id=1, skip=1)
+                request, op, fields_ = self._build(gid, sub, member=m.member_id)
+            elif a.what == 1:
+                request, op, fields_ = self._build(gid, Sync(group=a.group, gen=0, inst=0, assign=0, proto=1),
+                                                   member=m.member_id)
+            else:
+                request, op, fields_ = self._build(gid, Heartbeat(group=a.group, gen=0, inst=0),
+                                                   member=m.member_id)
+            self._send(request, op, fields_)
+
+    def _build(self, gid: str, a: Action, member: Optional[str] = None) -> tuple[Request, str, dict[str, Any]]:
+        """The request of an action; `member` overrides the action's `who` choice."""
         t = self.transcript
         if isinstance(a, Join):
-            mid = self._who(gid, a.who)
+            mid = member if member is not None else self._who(gid, a.who, join=True)
             inst = self._instance(gid, mid, a.inst) if mid or a.inst >= 2 else None
             ptype, protos = PROTOCOL_CHOICES[a.proto]
             req = JoinGroupRequest(gid, mid, ptype, protos, SESSION_CHOICES[a.session],
@@ -758,12 +821,12 @@ class Lockstep:
                 f["instance_id"] = inst
             return req, "join", f
         if isinstance(a, Sync):
-            mid = self._who(gid, a.who)
+            mid = member if member is not None else self._who(gid, a.who)
             inst = self._instance(gid, mid, a.inst)
             gen = self._generation(gid, a.gen)
             view = self._view(gid)
             targets: list[str] = []
-            if a.assign == 1:
+            if a.assign == 0:
                 targets = [m.member_id for m in (view.members if view else ()) if t.bound(m.member_id)]
             elif a.assign == 2 and mid:
                 targets = [mid]
@@ -787,7 +850,7 @@ class Lockstep:
                 f["protocol_name"] = sync_name
             return sreq, "sync", f
         if isinstance(a, Heartbeat):
-            mid = self._who(gid, a.who)
+            mid = member if member is not None else self._who(gid, a.who)
             inst = self._instance(gid, mid, a.inst)
             gen = self._generation(gid, a.gen)
             f = {"member": t.ref(mid), "generation": gen}
@@ -805,7 +868,7 @@ class Lockstep:
                              for m in leaving]}
             return LeaveGroupRequest(gid, tuple(leaving)), "leave", f
         if isinstance(a, Commit):
-            mid = self._who(gid, a.who)
+            mid = member if member is not None else self._who(gid, a.who)
             inst = self._instance(gid, mid, a.inst)
             gen = self._generation(gid, a.gen)
             self._offset += 1
@@ -999,7 +1062,8 @@ def lockstep_machine(bugs: frozenset[str] = frozenset(), groups: int = 2) -> typ
 
     def strategy(cls: type) -> Any:
         ranges: dict[str, int] = getattr(cls, "RANGES")
-        kw = {name: st.integers(0, (groups if name == "group" else n) - 1) for name, n in ranges.items()}
+        # sampled_from: uniform choices (st.integers favours boundaries), shrinking towards 0.
+        kw = {name: st.sampled_from(range(groups if name == "group" else n)) for name, n in ranges.items()}
         return st.builds(cls, **kw)
 
     class LockstepMachine(RuleBasedStateMachine):
@@ -1009,9 +1073,11 @@ def lockstep_machine(bugs: frozenset[str] = frozenset(), groups: int = 2) -> typ
             super().__init__()
             self.ls = Lockstep(RunConfig(), bugs=bugs, groups=groups)
 
-        @initialize(config=strategy(RunConfig))
-        def configure(self, config: RunConfig) -> None:
+        @initialize(config=strategy(RunConfig), prologue=st.sampled_from(range(len(PROLOGUES))))
+        def configure(self, config: RunConfig, prologue: int) -> None:
             self.ls = Lockstep(config, bugs=bugs, groups=groups)
+            for a in PROLOGUES[prologue]:
+                self.ls.apply(a)
 
         @rule(a=strategy(Join))
         def join(self, a: Join) -> None:
@@ -1039,6 +1105,10 @@ def lockstep_machine(bugs: frozenset[str] = frozenset(), groups: int = 2) -> typ
 
         @rule(a=strategy(Describe))
         def describe(self, a: Describe) -> None:
+            self.ls.apply(a)
+
+        @rule(a=strategy(Everyone))
+        def everyone(self, a: Everyone) -> None:
             self.ls.apply(a)
 
         @rule(a=strategy(Advance))

@@ -20,6 +20,7 @@ from typing import Callable, Optional, TextIO
 from conformance.lockstep import (
     Divergence,
     Lockstep,
+    PROLOGUES,
     finding_text,
     random_action,
     random_config,
@@ -66,6 +67,8 @@ def run_one(seed: int, steps: int, bugs: frozenset[str] = frozenset()) -> tuple[
     config = random_config(rng)
     ls = Lockstep(config, bugs=bugs, seed=seed)
     try:
+        for a in PROLOGUES[rng.randrange(len(PROLOGUES))]:
+            ls.apply(a)
         for _ in range(steps):
             ls.apply(random_action(rng))
     except Divergence as d:

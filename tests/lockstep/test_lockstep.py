@@ -39,7 +39,7 @@ def _settings(examples: int, steps: int, shrink: bool = True) -> settings:
                     phases=phases)
 
 
-CLEAN = _settings(examples=60, steps=60)
+CLEAN = _settings(examples=200, steps=50)
 
 
 def test_reference_and_model_agree() -> None:
@@ -47,19 +47,22 @@ def test_reference_and_model_agree() -> None:
 
 
 def test_reference_and_model_agree_on_one_group() -> None:
-    run_state_machine_as_test(lockstep_machine(groups=1), settings=_settings(examples=30, steps=60))
+    run_state_machine_as_test(lockstep_machine(groups=1), settings=_settings(examples=30, steps=50))
 
 
-# Seeded bugs (reference/bugs.py) and the example budget each needs to be caught deterministically.
+# Seeded bugs (reference/bugs.py) and the example budget within which each must be caught. Runs
+# are derandomized, so the example that catches a bug is fixed (measured: in brackets); budgets
+# leave room for harmless changes to the generators.
 NEGATIVE_CONTROLS: dict[str, int] = {
-    "session-expiry-while-parked": 100,  # timer bug
-    "static-no-fence": 100,  # static membership bug
-    "no-delayed-sync": 100,  # timer bug (KAFKA-12890)
-    "sync-accepted-in-preparing": 100,
-    "no-generation-bump": 100,
-    "heartbeat-empty-accepted": 100,
-    "leave-no-rebalance": 100,
+    "session-expiry-while-parked": 600,  # timer bug [320]
+    "static-no-fence": 700,  # static-membership bug [359]
+    "no-delayed-sync": 300,  # timer bug, KAFKA-12890 [115]
+    "sync-accepted-in-preparing": 250,  # [76]
+    "no-generation-bump": 100,  # [4]
+    "heartbeat-empty-accepted": 100,  # [20]
+    "leave-no-rebalance": 100,  # [21]
 }
+STEPS = 50
 
 
 @pytest.mark.parametrize("bug", sorted(NEGATIVE_CONTROLS))
@@ -69,7 +72,7 @@ def test_seeded_bug_is_caught(bug: str) -> None:
     with pytest.raises(Divergence) as caught:
         # Detection only (no shrinking) keeps CI fast; `conformance.lockstep.shrink` and the
         # Hypothesis shrinker both work on these failures (see the printing tests below).
-        run_state_machine_as_test(machine, settings=_settings(NEGATIVE_CONTROLS[bug], 60, shrink=False))
+        run_state_machine_as_test(machine, settings=_settings(NEGATIVE_CONTROLS[bug], STEPS, shrink=False))
     d = caught.value
     assert d.scenario["finding"]["bugs"] == [bug]
     # The printed scenario replays: the buggy reference passes it, the model fails it.
@@ -97,8 +100,8 @@ def _assert_replays(d: Divergence, bugs: frozenset[str]) -> None:
 # initial delay (1000 ms) expires, the parked JoinGroup is answered with generation 0 instead of 1.
 SHORT_RUN = (
     Join(group=0, who=0, inst=1, proto=0, session=1, rebalance=0, known_id=1),
-    Join(group=0, who=2, inst=0, proto=0, session=1, rebalance=0, known_id=1),
-    Advance(ms=2),  # 1001 ms
+    Join(group=0, who=5, inst=0, proto=0, session=1, rebalance=0, known_id=1),
+    Advance(ms=0),  # 1001 ms
 )
 
 
@@ -137,7 +140,7 @@ def test_finding_text_is_cut_at_the_failing_step_by_conformance_finding() -> Non
 
 
 def test_clean_short_run_agrees() -> None:
-    ls = run_actions(SHORT_RUN + (Sync(group=0, who=2, gen=0, inst=0, assign=1, proto=1),), RunConfig(initial_delay=1))
+    ls = run_actions(SHORT_RUN + (Sync(group=0, who=0, gen=0, inst=0, assign=0, proto=1),), RunConfig(initial_delay=1))
     view = ls.reference.group_view("g0")
     assert view is not None and view.state.name == "Stable" and view.generation_id == 1
 
@@ -166,7 +169,7 @@ def test_tolerated_known_difference_is_counted_and_can_be_switched_off() -> None
     # A pending (MEMBER_ID_REQUIRED) id rejoining with a group.instance.id (GC:428).
     run = (
         Join(group=0, who=0, inst=1, known_id=1),
-        Join(group=0, who=2, inst=2, known_id=1),
+        Join(group=0, who=5, inst=2, known_id=1),
     )
     ls = run_actions(run, RunConfig())
     assert ls.tolerated == {"pending-static-join-member-id": 1}
