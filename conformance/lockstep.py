@@ -361,7 +361,9 @@ KNOWN_DIFFERENCES: Final[dict[str, KnownDifference]] = {
         "replaced JoinGroup, GM:518; reference CHOICES.md #7). Reference and model agree on the "
         "responses, but the model's invariant one-response-per-request flags the first request as "
         "vanished: the SyncGroup rows that park do not mark the replaced request Superseded "
-        "(model defect: table rows, or the invariant's list of Kafka's documented cases).",
+        "(model defect in the committed table at the time of writing; the model's working copy "
+        "already marks it Superseded in effect `park-sync`: once that is committed this entry "
+        "never applies and should be removed).",
         excuse=_second_sync_supersedes_first),
 }
 

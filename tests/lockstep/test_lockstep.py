@@ -5,6 +5,7 @@ runnable scenario file."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -17,10 +18,12 @@ from reference import BUGS, ReferenceCoordinator
 
 from conformance.lockstep import (
     KNOWN_DIFFERENCES,
+    PROLOGUES,
     Advance,
     Divergence,
     IdMap,
     Join,
+    Leave,
     Lockstep,
     RunConfig,
     Sync,
@@ -180,3 +183,30 @@ def test_tolerated_known_difference_is_counted_and_can_be_switched_off() -> None
     assert "member_id" in caught.value.message
 
 
+
+
+# ---------------------------------------------------------------- the known differences, executable
+
+# Minimal runs that show each documented known difference (KNOWN_DIFFERENCES) between the
+# reference and the model. Their scenario files are in tests/lockstep/known-differences/. When the
+# model is fixed, the strict run stops diverging: then remove the entry and this case.
+KNOWN_RUNS: dict[str, tuple[Any, ...]] = {
+    "pending-static-join-member-id": (Join(who=0, known_id=1), Join(who=5, inst=2, known_id=1)),
+    "session-not-rearmed-on-sync-error": PROLOGUES[3] + (
+        Advance(ms=0), Sync(who=1, assign=1), Leave(who=0), Advance(ms=0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_RUNS))
+def test_known_difference_still_reproduces_and_is_tolerated(name: str) -> None:
+    run = KNOWN_RUNS[name]
+    strict = Lockstep(RunConfig(), known={})
+    with pytest.raises(Divergence) as caught:
+        for a in run:
+            strict.apply(a)
+    d = caught.value
+    _assert_replays(d, frozenset())  # the reference passes the file, the model fails it
+    assert run_actions(run, RunConfig()).tolerated == {name: 1}
+    with open(os.path.join(os.path.dirname(__file__), "known-differences", f"{name}.json")) as f:
+        saved = json.load(f)
+    assert saved["scenarios"][0]["steps"], "the saved scenario file is not empty"
