@@ -137,42 +137,45 @@ def confirm(table: Table, name: str, tr: Trace) -> str:
 
 
 def bmc(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[str], depth: int,
-        n_ids: int) -> list[BmcResult]:
-    """Check the invariants at every depth 0..depth with one query per depth for all of them
-    (a model names every invariant it breaks); an invariant stops at its first violation."""
+        n_ids: int, timeout_ms: int = 60000) -> list[BmcResult]:
+    """Check each invariant at every depth 0..depth (one query per invariant and depth); an
+    invariant stops at its first violation, or when a query exceeds `timeout_ms` (status
+    "unknown", `depth` = the last depth fully checked)."""
     u = Unrolling(table, urgent, n_ids)
+    u.solver.set("timeout", timeout_ms)
     domain = list(range(n_ids))
     results: dict[str, BmcResult] = {}
-    start = time.perf_counter()
+    spent = {n: 0.0 for n in invariants}
     open_names = list(invariants)
     for k in range(depth + 1):
+        if not open_names:
+            break
         if k > 0:
+            t0 = time.perf_counter()
             u.extend()
-        while open_names:
-            names = [n for n in open_names if not (n in STEP_INVARIANTS and k == 0)]
-            if not names:
-                break
-            viol = {n: u.violation(n, k) for n in names}
+            share = (time.perf_counter() - t0) / len(open_names)
+            for n in open_names:
+                spent[n] += share
+        for n in list(open_names):
+            if n in STEP_INVARIANTS and k == 0:
+                continue
+            t0 = time.perf_counter()
             u.solver.push()
-            u.solver.add(z3.Or(list(viol.values())))
+            u.solver.add(u.violation(n, k))
             verdict = u.solver.check()
             model = u.solver.model() if verdict == z3.sat else None
             reason = str(u.solver.reason_unknown()) if verdict == z3.unknown else ""
             u.solver.pop()
+            spent[n] += time.perf_counter() - t0
             if verdict == z3.unknown:
-                for n in names:
-                    results[n] = BmcResult(n, k, "unknown", time.perf_counter() - start, message=reason)
-                    open_names.remove(n)
-                break
-            if model is None:
-                break
-            broken = [n for n in names if z3.is_true(model.eval(viol[n], model_completion=True))]
-            tr = u.trace(model, k, domain)
-            tr.replayed = replay(table, urgent, tr.states, tr.steps, domain).steps
-            for n in broken:
-                results[n] = BmcResult(n, k, "violated", time.perf_counter() - start, tr,
-                                       confirm(table, n, tr))
+                results[n] = BmcResult(n, k - 1, "unknown", spent[n],
+                                       message=f"depth {k}: {reason}")
+                open_names.remove(n)
+            elif model is not None:
+                tr = u.trace(model, k, domain)
+                tr.replayed = replay(table, urgent, tr.states, tr.steps, domain).steps
+                results[n] = BmcResult(n, k, "violated", spent[n], tr, confirm(table, n, tr))
                 open_names.remove(n)
     for n in open_names:
-        results[n] = BmcResult(n, depth, "holds", time.perf_counter() - start)
+        results[n] = BmcResult(n, depth, "holds", spent[n])
     return [results[n] for n in invariants]

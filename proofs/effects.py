@@ -9,7 +9,7 @@ variable outside the Group fields the effect declares in `modifies`, so the fram
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Final
+from typing import Callable, Final, Optional
 
 import z3
 
@@ -119,13 +119,23 @@ def armed(isnew: z3.ExprRef, aj: z3.ExprRef, asy: z3.ExprRef) -> z3.BoolRef:
     return z3.Not(z3.And(z3.Not(isnew), z3.Or(aj, asy)))
 
 
-def remove_set(ctx: EffCtx, r: z3.ExprRef) -> Update:
+def remove_set(ctx: EffCtx, r: z3.ExprRef, one: Optional[z3.ExprRef] = None,
+               dynamic_only: bool = False) -> Update:
     """GM:268 remove for every member in `r` (already a subset of the members); the leader, if
-    removed, is replaced by a choice among the members left (GM:277)."""
+    removed, is replaced by a choice among the members left (GM:277). The static map loses the
+    removed members' instance ids: nothing when `r` holds only dynamic members, one entry when
+    `r` is at most the member `one`, else pointwise (the map agrees with the members:
+    aux-static-map-consistent)."""
     g = ctx.g
     mem2 = z3.SetDifference(g["mem"], r)
-    i = z3.Int("i")
-    shas2 = z3.Lambda([i], z3.And(sel(g["shas"], i), z3.Not(sel(r, sel(g["smap"], i)))))
+    if dynamic_only:
+        shas2 = g["shas"]
+    elif one is not None:
+        gone = z3.And(sel(r, one), sel(g["hinst"], one))
+        shas2 = z3.If(gone, put(g["shas"], sel(g["inst"], one), False), g["shas"])
+    else:
+        i = z3.Int("i")
+        shas2 = z3.Lambda([i], z3.And(sel(g["shas"], i), z3.Not(sel(r, sel(g["smap"], i)))))
     lost = z3.And(g["hasl"], sel(r, g["leader"]))
     nonempty, c = ctx.choose(mem2)
     return {
@@ -135,10 +145,10 @@ def remove_set(ctx: EffCtx, r: z3.ExprRef) -> Update:
     }
 
 
-def remove_one(ctx: EffCtx, m: z3.ExprRef) -> Update:
-    """Remove `m` if it is a member (a no-op otherwise)."""
-    r = z3.If(sel(ctx.g["mem"], m), singleton(m), empty_set())
-    return remove_set(ctx, r)
+def remove_one(ctx: EffCtx, m: z3.ExprRef, when: z3.BoolRef) -> Update:
+    """Remove `m` if `when` holds and it is a member (a no-op otherwise)."""
+    r = z3.If(z3.And(when, sel(ctx.g["mem"], m)), singleton(m), empty_set())
+    return remove_set(ctx, r, one=m)
 
 
 # -- group objects -----------------------------------------------------------------------------
@@ -162,7 +172,9 @@ def _remove_group(ctx: EffCtx) -> Update:
 
 @encodes("unload-group")
 def _unload_group(ctx: EffCtx) -> Update:
-    return {**_cleared(), "owned": z3.BoolVal(False)}
+    upd = {**_cleared(), "owned": z3.BoolVal(False)}
+    del upd["gen"]  # the Dead object keeps its generation
+    return upd
 
 
 @encodes("load-group")
@@ -333,7 +345,7 @@ def _remove_unjoined_dynamic(ctx: EffCtx) -> Update:
     g = ctx.g
     r = z3.SetIntersect(g["mem"], z3.SetIntersect(z3.SetComplement(g["hinst"]),
                                                   z3.SetComplement(g["aj"])))
-    return remove_set(ctx, r)
+    return remove_set(ctx, r, dynamic_only=True)
 
 
 @encodes("elect-joined-leader")
@@ -412,10 +424,9 @@ def _store_assignment(ctx: EffCtx) -> Update:
 @encodes("answer-syncs")
 def _answer_syncs(ctx: EffCtx) -> Update:
     g = ctx.g
-    i = z3.Int("i")
-    sarm = z3.Lambda([i], z3.If(sel(g["asy"], i),
-                                armed(sel(g["isnew"], i), sel(g["aj"], i), z3.BoolVal(False)),
-                                sel(g["sarm"], i)))
+    # answered members (asy) are re-armed unless satisfied (not new and parked in JoinGroup)
+    rearmed = z3.SetUnion(g["isnew"], z3.SetComplement(g["aj"]))
+    sarm = z3.SetUnion(z3.SetDifference(g["sarm"], g["asy"]), z3.SetIntersect(g["asy"], rearmed))
     return {"asy": empty_set(), "sarm": sarm}
 
 
@@ -439,17 +450,14 @@ def _remove_member(ctx: EffCtx) -> Update:
     by_instance = z3.And(x["mide"], x["hiid"])
     m = z3.If(by_instance, sel(g["smap"], x["iid"]), x["mid"])
     named = z3.Or(z3.And(by_instance, sel(g["shas"], x["iid"])), z3.Not(x["mide"]))
-    r = z3.If(z3.And(named, sel(g["mem"], m)),
-              singleton(m), empty_set())
-    return remove_set(ctx, r)
+    return remove_one(ctx, m, named)
 
 
 @encodes("max-size-reject")
 def _max_size_reject(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
     named = z3.Not(x["mide"])
-    upd = remove_set(ctx, z3.If(z3.And(named, sel(g["mem"], x["mid"])), singleton(x["mid"]),
-                                empty_set()))
+    upd = remove_one(ctx, x["mid"], named)
     upd["pend"] = z3.If(named, put(g["pend"], x["mid"], False), g["pend"])
     return upd
 

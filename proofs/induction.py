@@ -20,6 +20,7 @@ import z3
 from model.dsl import Guard, Table
 from proofs.decode import (
     MicroStep,
+    Replayed,
     ReplayError,
     Values,
     describe_input,
@@ -42,6 +43,7 @@ class Cti:
     rows: tuple[str, ...]
     post: Values
     replays: str = ""
+    replayed: list[Replayed] = field(default_factory=list)
 
     def render(self) -> list[str]:
         return [f"pre:  {describe_values(self.pre)}", f"step: {describe_input(self.x)}",
@@ -86,16 +88,45 @@ def _cti(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, m: z3.Mod
     x = read(m, st.x, domain)
     cti = Cti(pre, x, rows, post)
     try:
-        replay(table, urgent, [pre, post], [MicroStep(x, rows, bool(chosen and chosen[0].uses_fresh))],
-               domain)
+        cti.replayed = replay(table, urgent, [pre, post],
+                              [MicroStep(x, rows, bool(chosen and chosen[0].uses_fresh))], domain).steps
         cti.replays = "yes (the model takes the same step from this state)"
     except (ReplayError, AssertionError, KeyError, ValueError) as e:
         cti.replays = f"no ({str(e).splitlines()[0][:200]})"
     return cti
 
 
+def _confirmed(table: Table, name: str, cti: Cti) -> bool:
+    """A CTI taken from an `unknown` answer counts when it replays and the model's own check
+    flags the step (named invariants only)."""
+    from model.invariants import INVARIANTS, check_state, check_transition
+    if not cti.replayed or name not in INVARIANTS:
+        return False
+    t = cti.replayed[0].transition
+    if INVARIANTS[name].kind == "transition":
+        return bool(check_transition(table, t, frozenset({name})))
+    return bool(check_state(t.after, frozenset({name})))
+
+
+def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", name: str,
+             verdict: z3.CheckSatResult) -> tuple[str, Optional[Cti], str]:
+    if verdict == z3.unsat:
+        return "proved", None, ""
+    why = "" if verdict == z3.sat else f"unknown: {st.solver.reason_unknown()}"
+    try:
+        m = st.solver.model()
+    except z3.Z3Exception:
+        return "unknown", None, why
+    cti = _cti(table, urgent, st, m)
+    if verdict == z3.sat:
+        return "cti", cti, why
+    if _confirmed(table, name, cti):
+        return "cti", cti, why + " (the candidate model replays and the model's check flags it)"
+    return "unknown", cti, why
+
+
 def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Sequence[str]] = None,
-          timeout_ms: int = 60000) -> InductionReport:
+          timeout_ms: int = 15000) -> InductionReport:
     start = time.perf_counter()
     invs = all_state_invariants()
     step_names = [n for n in STEP_INVARIANTS if names is None or n in names]
@@ -128,10 +159,8 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
             st.solver.add(z3.Not(invs[n].holds(st.s2.v, None)))
             verdict = st.solver.check()
             if verdict != z3.unsat:
-                why = "" if verdict == z3.sat else f"unknown: {st.solver.reason_unknown()}"
-                cti = _cti(table, urgent, st, st.solver.model()) if verdict == z3.sat else None
-                dropped[n] = InductionResult(n, "cti" if cti else "unknown", 0.0,
-                                             invs[n].auxiliary, cti, why)
+                status, cti, why = _verdict(table, urgent, st, n, verdict)
+                dropped[n] = InductionResult(n, status, 0.0, invs[n].auxiliary, cti, why)
                 candidates.remove(n)
                 changed = True
             st.solver.pop()
@@ -157,13 +186,8 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
         inv = STEP_INVARIANTS[n]
         st.solver.push()
         st.solver.add(z3.Or([z3.And(p.sel, inv.violated(p, st.s.v, st.x, st.s2.v)) for p in st.paths]))
-        verdict = st.solver.check()
-        if verdict == z3.unsat:
-            res = InductionResult(n, "proved", 0.0)
-        elif verdict == z3.sat:
-            res = InductionResult(n, "cti", 0.0, cti=_cti(table, urgent, st, st.solver.model()))
-        else:
-            res = InductionResult(n, "unknown", 0.0, message=str(st.solver.reason_unknown()))
+        status, cti, why = _verdict(table, urgent, st, n, st.solver.check())
+        res = InductionResult(n, status, 0.0, cti=cti, message=why)
         st.solver.pop()
         res.seconds = time.perf_counter() - t0
         report.results.append(res)

@@ -18,7 +18,7 @@ from model.dsl import Row
 from model.vocabulary import Error, GroupState, is_valid_transition
 from proofs.atoms import known
 from proofs.encode import Path
-from proofs.symbolic import GSTATE, PERS_EMPTY, PERS_NONE, PERS_STABLE, Sym, Terms, empty_set, is_empty
+from proofs.symbolic import GSTATE, PERS_EMPTY, PERS_NONE, PERS_STABLE, Sym, Terms, is_empty
 
 E, P, C, S, D, M = (GroupState.Empty, GroupState.PreparingRebalance,
                     GroupState.CompletingRebalance, GroupState.Stable, GroupState.Dead,
@@ -213,9 +213,9 @@ def _unowned(g: Terms, d: Domain) -> z3.BoolRef:
 
 @state_inv("aux-nothing-in-dead-or-missing", auxiliary=True)
 def _nothing_dead(g: Terms, d: Domain) -> z3.BoolRef:
-    """A Dead or Missing group has no pending ids, leader or static map, at generation 0."""
+    """A Dead or Missing group has no pending ids, leader, static map or timers."""
     return z3.Implies(st_in(g, D, M), z3.And(is_empty(g["pend"]), z3.Not(g["hasl"]),
-                                             is_empty(g["shas"]), g["gen"] == 0))
+                                             is_empty(g["shas"]), g["jt"] == 0, g["stn"] == 0))
 
 
 @state_inv("aux-new-members-only-in-preparing", auxiliary=True)
@@ -265,9 +265,10 @@ def _generation_monotonic(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
     """Outside a new incarnation the generation grows by exactly the join-phase completions
     (checked per input path: urgent completions are their own steps)."""
     if any(r.new_incarnation for r in p.rows):
-        return z3.BoolVal(False)
+        return z3.BoolVal(False)  # a new group object
     completions = sum(1 for r in p.rows if P in r.states and r.next_state in (C, E))
-    return g2["gen"] - g["gen"] != completions
+    # removal from the cache (-> Missing) ends the incarnation too
+    return z3.And(g2["st"] != GSTATE[M], g2["gen"] - g["gen"] != completions)
 
 
 def row_edge_invalid(row: Row) -> bool:
@@ -321,9 +322,19 @@ def _only_members_served(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
     return z3.Not(known(g, x))
 
 
+@state_inv("aux-delayed-sync-armed-in-completing", auxiliary=True)
+def _sync_armed(g: Terms, d: Domain) -> z3.BoolRef:
+    """CompletingRebalance always has its DelayedSync (KAFKA-12890): a member that never sends
+    SyncGroup is removed when it expires. (A safety stand-in for the explorer's liveness check.)"""
+    return z3.Implies(g["st"] == GSTATE[C], g["stn"] == 1)
+
+
+@state_inv("aux-leader-unsynced-in-completing", auxiliary=True)
+def _leader_unsynced(g: Terms, d: Domain) -> z3.BoolRef:
+    """In CompletingRebalance the leader has not synced yet (its SyncGroup moves the group on),
+    so the DelayedSync cannot complete there."""
+    return z3.Implies(g["st"] == GSTATE[C], z3.And(g["hasl"], z3.Select(g["psync"], g["leader"])))
+
+
 def all_state_invariants() -> dict[str, StateInvariant]:
     return {**STATE_INVARIANTS, **AUXILIARY}
-
-
-def empty_set_term() -> z3.ArrayRef:
-    return empty_set()
