@@ -80,9 +80,12 @@ PROTOCOL_CHOICES: Final[tuple[tuple[str, tuple[ProtocolMetadata, ...]], ...]] = 
     ("connect", (ProtocolMetadata("range", b"\x01"),)),  # wrong protocol type
     ("consumer", (ProtocolMetadata("range", b"\x09"),)),  # same protocol, changed metadata
 )
-# Configured range is [1000, 30000]: 500 and 40000 are INVALID_SESSION_TIMEOUT.
-SESSION_CHOICES: Final = (2000, 5000, 5000, 500, 40000)
-REBALANCE_CHOICES: Final = (1500, 4000, 9000)
+# Configured range is [1000, 30000]: 500 and 40000 are INVALID_SESSION_TIMEOUT. The valid values
+# differ from each other, from the rebalance timeouts and from the new-member join timeout in their
+# last digits, so that two timers of different kinds rarely fall due at the same instant (Kafka's
+# order for equal deadlines is unspecified; see the module docstring).
+SESSION_CHOICES: Final = (2003, 5011, 5011, 500, 40000)
+REBALANCE_CHOICES: Final = (1517, 4007, 9029)
 ADVANCE_CHOICES: Final = (1001, 1, 499, 1999, 2001, 4001, 9001, 1001)
 TOPICS: Final = (TopicPartition("t", 0), TopicPartition("t", 1))
 
@@ -102,7 +105,7 @@ class RunConfig:
             group_max_session_timeout_ms=30000,
             group_max_size=(2, 3, 100)[self.max_size],
             group_initial_rebalance_delay_ms=(0, 1000)[self.initial_delay],
-            new_member_join_timeout_ms=8000,
+            new_member_join_timeout_ms=8101,
         )
 
     def scenario_config(self) -> dict[str, int]:
@@ -230,7 +233,7 @@ ACTION_WEIGHTS: Final[tuple[int, ...]] = (6, 4, 3, 2, 2, 1, 1, 3, 4)
 
 
 # Scripted starts (group g0), so that deep states are reached in few generated steps. Each is
-# ordinary actions, compared like any other. Members join with session 2000 ms, rebalance 4000 ms.
+# ordinary actions, compared like any other. Members join with session 2003 ms, rebalance 4007 ms.
 _NEW = dict(session=0, rebalance=1, known_id=1)
 PROLOGUES: Final[tuple[tuple[Action, ...], ...]] = (
     (),

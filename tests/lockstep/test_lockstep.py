@@ -193,7 +193,7 @@ def test_tolerated_known_difference_is_counted_and_can_be_switched_off() -> None
 KNOWN_RUNS: dict[str, tuple[Any, ...]] = {
     "pending-static-join-member-id": (Join(who=0, known_id=1), Join(who=5, inst=2, known_id=1)),
     "session-not-rearmed-on-sync-error": PROLOGUES[3] + (
-        Advance(ms=0), Sync(who=1, assign=1), Leave(who=0), Advance(ms=0)),
+        Advance(ms=0), Sync(who=1, assign=1), Leave(who=0), Advance(ms=3)),
 }
 
 
