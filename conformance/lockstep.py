@@ -17,10 +17,11 @@ Where Kafka's order is arbitrary (hash-map iteration: leader choice after a remo
 completion, member order), the reference takes insertion order and the model's concrete mode takes
 choice 0, which is insertion order too: they are compared strictly. Timers with equal deadlines
 fire in an unspecified order in Kafka (scenario-format.md "Time"): the reference fires them in
-arming order, the model in (join, sync, member, pending) order. They are not avoided (that would
-freeze the clock whenever two members share a session deadline, which is common and harmless);
-a divergence after an advance in which tied timers fired is labelled `...-after-timing-tie` and
-its scenario tagged `timing-tie`, so a reader knows the order may be the cause.
+arming order, the model in (join, sync, member, pending) order. When timers of one group tie in
+an advance and the outcome differs, the model is rewound and the advance replayed with the
+opposite tie-break; if that agrees, it is kept (counted as `timing-tie-order` in `tolerated`).
+A divergence that no order explains is labelled `...-after-timing-tie` and its scenario tagged
+`timing-tie`, so a reader knows the order may still be involved (three or more tied timers).
 
 Differences that have been analysed and attributed are listed, with the reason, in
 `KNOWN_DIFFERENCES` (the one place); everything else is compared strictly.
@@ -38,6 +39,7 @@ from typing import Any, Callable, ClassVar, Final, Optional, Union
 from model.concrete import ModelCoordinator, armed_timers
 from model.coordinator_api import CoordinatorConfig
 from model.invariants import check_state, check_transition
+from model.state import Input
 from model.step import Transition
 from model.messages import (
     DescribeGroupsRequest,
@@ -729,6 +731,7 @@ class Lockstep:
         self.actions: list[Action] = []
         self.steps = 0
         self.tolerated: dict[str, int] = {}  # known differences seen, by name
+        self.explore_tie_orders = True
         self._number = 0
         self._arrivals = _Arrivals()
         self._requests: dict[int, tuple[str, str, Request]] = {}  # number -> (group, op, request)
@@ -924,11 +927,64 @@ class Lockstep:
 
     def _advance(self, ms: int) -> None:
         self._tie_note = self._ties(ms)
+        snapshot = self._snapshot() if self._tie_note else None
         ref_error = self._run(lambda: self.reference.advance(ms))
         model_error = self._run(lambda: self.model.advance(ms))
+        if (snapshot is not None and self.explore_tie_orders and ref_error is None and model_error is None
+                and self._differs()):
+            # Kafka fires equal deadlines in an unspecified order: the model, rewound, fires the
+            # tied timers in the opposite order; if that agrees with the reference, it is kept.
+            default = self._snapshot()
+            self._restore(snapshot)
+            model_error = self._run(lambda: self._model_advance(ms, reverse=True))
+            if model_error is None and not self._differs():
+                self._count("timing-tie-order")
+                self._tie_note = []
+            else:
+                self._restore(default)
+                model_error = None
         self.transcript.advance(ms)
         self._check(f"advance {ms} ms", ref_error, model_error, own=None)
         self._tie_note = []
+
+    # -- equal deadlines: the model's advance with the opposite tie-break, on a rewound state.
+    # ModelCoordinator has no API for this: the snapshot and the loop below read and write its
+    # private fields (immutable Group records, so a snapshot is a shallow copy).
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        m = self.model
+        return (dict(m._groups), m._now, dict(m._callbacks), len(m.transitions),
+                {k: list(v) for k, v in self._arrivals.model.items()}, dict(self.tolerated))
+
+    def _restore(self, snap: tuple[Any, ...]) -> None:
+        m = self.model
+        groups, now, callbacks, n, arrivals, tolerated = snap
+        m._groups, m._now, m._callbacks = dict(groups), now, dict(callbacks)
+        del m.transitions[n:]
+        self._arrivals.model = {k: list(v) for k, v in arrivals.items()}
+        self.tolerated = dict(tolerated)
+
+    def _model_advance(self, ms: int, reverse: bool) -> None:
+        """ModelCoordinator.advance, with equal deadlines fired in reverse tie-break order."""
+        m = self.model
+        m._now += ms
+        while True:
+            due = [(d, -order if reverse else order, gid, ev, mid) for gid, g in sorted(m._groups.items())
+                   for d, order, ev, mid in armed_timers(g) if d < m._now]
+            if not due:
+                return
+            _, _, gid, ev, mid = min(due)
+            m._step(gid, Input(ev, member_id=mid))
+
+    def _differs(self) -> bool:
+        """Whether responses or groups differ now (a trial comparison on a copy of the id map)."""
+        trial = IdMap()
+        trial.to_model, trial.to_ref = dict(self.ids.to_model), dict(self.ids.to_ref)
+        counts = dict(self.tolerated)
+        try:
+            return bool(self._diff(self._arrivals, trial))
+        finally:
+            self.tolerated = counts
 
     def _ties(self, ms: int) -> list[str]:
         """Timers of one group that fire in this advance with equal deadlines (read from the
@@ -969,7 +1025,28 @@ class Lockstep:
             if model_error is not None:
                 problems.append(("model-raised", f"{type(model_error).__name__}: {model_error}"))
             self._fail(what, problems)
-        # Responses, in the reference's delivery order; later answers are also transcribed.
+        problems.extend(self._diff(arrivals, self.ids))
+        for number in arrivals.ref:
+            if number != own and number in self._parked:
+                gid = self._requests[number][0]
+                self.transcript.later(number, arrivals.ref[number][0], gid)
+        self._parked -= set(arrivals.ref) | set(arrivals.model)
+        for gid in self.groups:
+            if touched is None or gid == touched:
+                self.transcript.group(gid, self.reference.group_view(gid))
+        # The model's named invariants on every transition it took.
+        new = self.model.transitions[self._seen_transitions:]
+        self._seen_transitions = len(self.model.transitions)
+        for t in new:
+            for name, msg in check_transition(self.model.table, t) + check_state(t.after):
+                if not self._excused(name, t):
+                    problems.append(("invariant", f"{name} ({t.after.group_id}, rows {list(t.rows)}): {msg}"))
+        if problems:
+            self._fail(what, problems)
+
+    def _diff(self, arrivals: _Arrivals, ids: IdMap) -> list[tuple[str, str]]:
+        """Every difference in the responses delivered (in request order) and in the groups."""
+        problems: list[tuple[str, str]] = []
         for number in sorted(set(arrivals.ref) | set(arrivals.model)):
             rs, ms_ = arrivals.ref.get(number, []), arrivals.model.get(number, [])
             gid, op, request = self._requests[number]
@@ -984,29 +1061,12 @@ class Lockstep:
                                  f"{'keeps it parked' if number in self._parked else 'answered it earlier'}"))
                 continue
             diffs: list[str] = []
-            _compare(rs[0], self._normalize(request, rs[0], ms_[0]), label, self.ids, diffs)
+            _compare(rs[0], self._normalize(request, rs[0], ms_[0]), label, ids, diffs)
             problems.extend(("response-differs", d) for d in diffs)
-        for number in arrivals.ref:
-            if number != own and number in self._parked:
-                gid = self._requests[number][0]
-                self.transcript.later(number, arrivals.ref[number][0], gid)
-        self._parked -= set(arrivals.ref) | set(arrivals.model)
-        # Group state.
         for gid in self.groups:
-            ref_view = self.reference.group_view(gid)
-            diffs = _compare_views(gid, ref_view, self.model.group_view(gid), self.ids)
+            diffs = _compare_views(gid, self.reference.group_view(gid), self.model.group_view(gid), ids)
             problems.extend(("group-differs", d) for d in diffs)
-            if touched is None or gid == touched:
-                self.transcript.group(gid, ref_view)
-        # The model's named invariants on every transition it took.
-        new = self.model.transitions[self._seen_transitions:]
-        self._seen_transitions = len(self.model.transitions)
-        for t in new:
-            for name, msg in check_transition(self.model.table, t) + check_state(t.after):
-                if not self._excused(name, t):
-                    problems.append(("invariant", f"{name} ({t.after.group_id}, rows {list(t.rows)}): {msg}"))
-        if problems:
-            self._fail(what, problems)
+        return problems
 
     def _count(self, name: str) -> None:
         self.tolerated[name] = self.tolerated.get(name, 0) + 1
