@@ -11,8 +11,9 @@ from typing import Optional, Sequence
 
 from model.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
-from model.explore import LIVENESS, Report, explore
+from model.explore import LIVENESS, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
+from model.plan import DEFAULT_PLAN
 
 
 class UsageError(Exception):
@@ -67,12 +68,12 @@ def _positive(name: str, value: int, minimum: int = 0) -> int:
 def cmd_check(argv: Sequence[str]) -> int:
     p = _Parser(prog="groupspec check",
                 description="Explore the transition table's state space and check every invariant.")
-    p.add_argument("--members", type=int, default=3, help="dynamic members (default 3)")
-    p.add_argument("--static", type=int, default=0, help="static members (default 0)")
-    p.add_argument("--max-generation", type=int, default=1, help="generation cap (default 1)")
-    p.add_argument("--faults", default=DEFAULT_FAULTS,
+    p.add_argument("--members", type=int, default=None, help="dynamic members (default 3)")
+    p.add_argument("--static", type=int, default=None, help="static members (default 0)")
+    p.add_argument("--max-generation", type=int, default=None, help="generation cap (default 1)")
+    p.add_argument("--faults", default=None,
                    help=f"comma-separated from {','.join(FAULTS)}, or none (default {DEFAULT_FAULTS})")
-    p.add_argument("--mode", choices=("closed", "open"), default="closed")
+    p.add_argument("--mode", choices=("closed", "open"), default=None)
     p.add_argument("--v3-joins", action="store_true",
                    help="dynamic members use JoinGroup v0-3 (no MEMBER_ID_REQUIRED)")
     p.add_argument("--group-max-size", type=int, default=1 << 30)
@@ -88,6 +89,12 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--stop-at-first-violation", action="store_true")
     a = p.parse_args(list(argv))
+    single = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode))
+    a.members = 3 if a.members is None else a.members
+    a.static = 0 if a.static is None else a.static
+    a.max_generation = 1 if a.max_generation is None else a.max_generation
+    a.faults = DEFAULT_FAULTS if a.faults is None else a.faults
+    a.mode = "closed" if a.mode is None else a.mode
     _positive("--members", a.members)
     _positive("--static", a.static)
     _positive("--max-generation", a.max_generation)
@@ -98,10 +105,10 @@ def cmd_check(argv: Sequence[str]) -> int:
         raise UsageError("more than 6 members is beyond what this explorer can finish")
     names: Optional[frozenset[str]] = None
     if a.invariant:
-        unknown = set(a.invariant) - set(INVARIANTS) - {LIVENESS}
+        unknown = set(a.invariant) - set(INVARIANTS) - {LIVENESS, WELL_FORMED}
         if unknown:
             raise UsageError(f"--invariant: unknown {sorted(unknown)}; known: "
-                             f"{', '.join(sorted(INVARIANTS) + [LIVENESS])}")
+                             f"{', '.join(sorted(INVARIANTS) + [LIVENESS, WELL_FORMED])}")
         names = frozenset(a.invariant)
     if a.json:
         parent = os.path.dirname(os.path.abspath(a.json))
@@ -112,16 +119,26 @@ def cmd_check(argv: Sequence[str]) -> int:
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
-    print(f"groupspec check: table {table.name} ({len(table.rows)} rows), {bounds.describe()}, "
-          f"symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
+    plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(DEFAULT_PLAN)
+    print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
+          f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or LIVENESS in names)
-    report = explore(table, urgent, bounds, symmetry=not a.no_symmetry, invariants=names,
-                     liveness=liveness, max_states=a.max_states,
-                     progress=None if a.quiet else sys.stderr,
-                     stop_at_first_violation=a.stop_at_first_violation)
-    print_report(report)
-    status = 0 if not report.violations else 1
-    doc = report.to_json()
+    reports = []
+    for label, b in plan:
+        print(f"\n== {label}: {b.describe()}", flush=True)
+        r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
+                    liveness=liveness, max_states=a.max_states,
+                    progress=None if a.quiet else sys.stderr,
+                    stop_at_first_violation=a.stop_at_first_violation)
+        print_run(r)
+        reports.append((label, r))
+    merged = merge(table, [r for _, r in reports])
+    print_coverage(merged)
+    status = 0 if not merged.violations else 1
+    doc = merged.to_json()
+    doc["runs"] = [{"label": label, **{k: v for k, v in r.to_json().items()
+                                       if k not in ("uncovered_rows",)}}
+                   for label, r in reports]
     if a.prove:
         proof_status = _prove([] if a.table is None else ["--table", a.table])
         doc["proofs_exit_status"] = proof_status
@@ -134,10 +151,36 @@ def cmd_check(argv: Sequence[str]) -> int:
     return status
 
 
-def print_report(r: Report) -> None:
+def merge(table: Table, reports: list[Report]) -> Report:
+    """One report for a plan: summed sizes, the union of row coverage, every violation."""
+    out = Report(reports[0].bounds, reports[0].symmetry, rows_total=len(table.rows))
+    for r in reports:
+        out.states += r.states
+        out.edges += r.edges
+        out.depth = max(out.depth, r.depth)
+        out.seconds += r.seconds
+        out.frontier += r.frontier
+        for rid, n in r.rows_fired.items():
+            out.rows_fired[rid] = out.rows_fired.get(rid, 0) + n
+        out.violations.extend(r.violations)
+    for row in table.rows:
+        if row.id not in out.rows_fired:
+            out.uncovered[row.id] = row.unreachable or "not reached at these bounds"
+    return out
+
+
+def print_run(r: Report) -> None:
     print(f"states {r.states:,}  edges {r.edges:,}  depth {r.depth}  "
           f"{r.seconds:.1f} s  ({r.states_per_second:,.0f} states/s)  "
-          f"beyond bounds {r.frontier:,}")
+          f"beyond bounds {r.frontier:,}  rows fired {len(r.rows_fired)}")
+    for v in r.violations:
+        print(f"\nVIOLATION {v.invariant}: {v.message}")
+        for line in v.trace:
+            print("  " + line)
+
+
+def print_coverage(r: Report) -> None:
+    print(f"\nall runs: states {r.states:,}  edges {r.edges:,}  {r.seconds:.1f} s")
     print(f"rows covered {len(r.rows_fired)}/{r.rows_total}")
     unreach = sum(1 for why in r.uncovered.values() if why != "not reached at these bounds")
     notreached = [rid for rid, why in r.uncovered.items() if why == "not reached at these bounds"]
@@ -147,10 +190,8 @@ def print_report(r: Report) -> None:
         print(f"    not reached: {rid}")
     if not r.violations:
         print("no invariant violated")
-    for v in r.violations:
-        print(f"\nVIOLATION {v.invariant}: {v.message}")
-        for line in v.trace:
-            print("  " + line)
+    else:
+        print(f"{len(r.violations)} violation(s): {sorted({v.invariant for v in r.violations})}")
 
 
 def _prove(argv: list[str]) -> int:

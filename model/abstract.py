@@ -40,12 +40,19 @@ from model.state import Group, Input, JoinTimerKind, Member, PersistedGroup, Set
 from model.step import Transition, step_all
 from model.vocabulary import Error, GroupState, TimerEvent
 
-FAULTS = ("session", "rebalance", "unload", "lost", "crash", "offsets", "stall")
+FAULTS = ("session", "rebalance", "unload", "lost", "crash", "offsets", "stall", "append",
+          "impersonate")
+APPEND_KINDS = frozenset({"JoinGroup", "SyncGroup", "OffsetCommit"})
 # Edges that count as faults for the liveness property. "stall" is KAFKA-12890's client: it got
 # its JoinGroup response and then only heartbeats, never sending SyncGroup.
-FAULT_KINDS = frozenset({"crash", "lost", "stall", "PartitionUnload", "OffsetsExpire"})
+# "impersonate" is a static client joining with another member's pending id (a client bug).
+FAULT_KINDS = frozenset({"crash", "lost", "stall", "impersonate", "PartitionUnload",
+                         "OffsetsExpire"})
 
-PROTOCOLS = ((ProtocolMetadata("range", b"\x00"),), (ProtocolMetadata("range", b"\x01"),))
+# Protocol lists a client may send: two metadata variants of "range", and a list that prefers
+# "roundrobin" (a static restart with it changes the selected protocol).
+PROTOCOLS = ((ProtocolMetadata("range", b"\x00"),), (ProtocolMetadata("range", b"\x01"),),
+             (ProtocolMetadata("roundrobin", b"\x00"), ProtocolMetadata("range", b"\x00")))
 PARTITION = TopicPartition("t", 0)
 SESSION_MS = 10000
 REBALANCE_MS = 30000
@@ -61,6 +68,8 @@ class Bounds:
     require_known_member_id: bool = True
     max_ids_per_client: int = 2
     group_max_size: int = 1 << 30
+    # Closed mode: a stable client may rejoin with changed metadata (a subscription change).
+    metadata_changes: bool = False
 
     def describe(self) -> str:
         return (f"{self.mode} mode, {self.dynamic} dynamic + {self.static} static members, "
@@ -94,12 +103,14 @@ class Action:
     request: object = None
     member_id: Optional[str] = None
     variant: tuple[bool, ...] = ()  # which delivered responses are lost (fault "lost")
+    append_fails: bool = False  # the log append fails while this request is handled
 
     def label(self, bounds: "Bounds") -> str:
         who = (client_name(bounds, self.client) if self.client >= 0 else
                "admin" if self.kind == "admin" else "coordinator")
         if self.request is not None:
-            return f"{who} -> {render_request(self.request)}"
+            fails = " [log append fails: NOT_LEADER_OR_FOLLOWER]" if self.append_fails else ""
+            return f"{who} -> {render_request(self.request)}{fails}"
         if self.member_id is not None:
             return f"{who}: {self.kind}({self.member_id})"
         return f"{who}: {self.kind}"
@@ -161,6 +172,8 @@ class AbstractModel:
             min_session_timeout_ms=6000, max_session_timeout_ms=1800000,
             group_max_size=bounds.group_max_size, initial_rebalance_delay_ms=3000,
             new_member_join_timeout_ms=300000)
+        self.failing_settings = replace(self.settings, append_ok=False,
+                                        append_error=Error.NOT_LEADER_OR_FOLLOWER)
         self.n = bounds.dynamic + bounds.static
 
     # -- the initial world ----------------------------------------------------------------
@@ -191,6 +204,8 @@ class AbstractModel:
         """An administrator's read-only requests, and DeleteGroups (client index -1)."""
         yield Action("admin", -1, DescribeGroupsRequest(("g",)))
         yield Action("admin", -1, ListGroupsRequest())
+        yield Action("admin", -1, ListGroupsRequest(("Empty",)))
+        yield Action("admin", -1, ListGroupsRequest(("Stable",)))
         yield Action("admin", -1, OffsetFetchRequest("g", (PARTITION,)))
         yield Action("admin", -1, DeleteGroupsRequest(("g",)))
 
@@ -211,6 +226,9 @@ class AbstractModel:
         faults = self.bounds.faults
         if c.phase == "idle":
             yield Action("send", i, self._join(i, c.member_id))
+            if c.member_id and not self.is_static(i):
+                # close() after MEMBER_ID_REQUIRED: the consumer leaves with the id it was given.
+                yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity(c.member_id),)))
         elif c.phase == "to-sync":
             assigns = tuple((m, b"a") for m in c.roster) if c.leader else ()
             yield Action("send", i, SyncGroupRequest("g", c.member_id, c.generation,
@@ -222,6 +240,8 @@ class AbstractModel:
         elif c.phase == "stable":
             yield Action("send", i, HeartbeatRequest("g", c.member_id, c.generation,
                                                       self._instance(i)))
+            if self.bounds.metadata_changes:
+                yield Action("send", i, self._join(i, c.member_id, 1))
             yield Action("send", i, OffsetCommitRequest("g", c.member_id, c.generation,
                                                          ((PARTITION, 1),), self._instance(i)))
             if not self.is_static(i):
@@ -229,6 +249,9 @@ class AbstractModel:
         elif c.phase in ("joining", "syncing") and not self._parked(w, i):
             # The coordinator will never answer (dropped, superseded or lost): request timeout.
             yield Action("request-timeout", i)
+        if "impersonate" in faults and c.phase == "idle" and self.is_static(i):
+            for p in w.group.pending[:1]:
+                yield Action("impersonate", i, self._join(i, p.member_id))
         if "stall" in faults and c.phase == "to-sync":
             yield Action("stall", i)
         if "crash" in faults and c.phase not in ("idle", "stopped") or (
@@ -236,15 +259,23 @@ class AbstractModel:
             yield Action("crash", i)
 
     def _open_actions(self, w: World, i: int) -> Iterator[Action]:
+        """Anything a misbehaving client could send: its own ids and "", a static client also
+        another member's id (fencing, a pending id with an instance id), stale generations, bad
+        session timeouts, a foreign protocol type or name, commits without member information."""
         g = w.group
         base = self.base(i)
-        ids = [""] + [m.member_id for m in g.members if m.member_id.split("#")[0] == base] + \
-              [p.member_id for p in g.pending if p.member_id.split("#")[0] == base]
-        gens = sorted({g.generation, g.generation - 1, -1} - {-2})
         inst = self._instance(i)
-        for mid in ids:
+        own = [m.member_id for m in g.members if m.member_id.split("#")[0] == base] + \
+              [p.member_id for p in g.pending if p.member_id.split("#")[0] == base]
+        foreign = (sorted({m.member_id for m in g.members} | {p.member_id for p in g.pending}
+                          - set(own))[:1] if inst is not None else []) + [f"{base}#9"]
+        gens = sorted({g.generation, g.generation - 1, -1})
+        yield Action("send", i, replace(self._join(i, ""), session_timeout_ms=1))
+        for mid in [""] + own + foreign:
             for v in range(len(PROTOCOLS)):
                 yield Action("send", i, self._join(i, mid, v))
+            yield Action("send", i, replace(self._join(i, mid), protocol_type="connect"))
+            yield Action("send", i, replace(self._join(i, mid), protocol_type=""))
             if mid == "":
                 continue
             for gen in gens:
@@ -253,9 +284,14 @@ class AbstractModel:
                     tuple((m.member_id, b"a") for m in g.members)))
                 yield Action("send", i, HeartbeatRequest("g", mid, gen, inst))
                 yield Action("send", i, OffsetCommitRequest("g", mid, gen, ((PARTITION, 1),), inst))
+            yield Action("send", i, SyncGroupRequest("g", mid, g.generation, inst, "consumer",
+                                                      "roundrobin"))
             yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity(mid, inst),)))
         if inst is not None:
             yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity("", inst),)))
+        elif i == 0:
+            yield Action("send", i, OffsetCommitRequest("g", "", -1, ((PARTITION, 1),)))
+            yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity("", "unknown"),)))
 
     def _timer_actions(self, w: World) -> Iterator[Action]:
         g, faults = w.group, self.bounds.faults
@@ -273,7 +309,7 @@ class AbstractModel:
             for p in g.pending:
                 yield Action(TimerEvent.PendingMemberExpire.value, member_id=p.member_id)
         if "unload" in faults:
-            if g.owned and g.state != GroupState.Missing:
+            if g.owned:
                 yield Action(TimerEvent.PartitionUnload.value)
             if not g.owned:
                 yield Action(TimerEvent.PartitionLoad.value)
@@ -303,6 +339,9 @@ class AbstractModel:
         out: list[Successor] = []
         for a in self.actions(w):
             out.extend(self.apply(w, a))
+            if ("append" in self.bounds.faults and a.kind == "send"
+                    and type(a.request).__name__.replace("Request", "") in APPEND_KINDS):
+                out.extend(self.apply(w, replace(a, append_fails=True)))
         return out
 
     def apply(self, w: World, a: Action) -> list[Successor]:
@@ -320,7 +359,7 @@ class AbstractModel:
         if a.kind == "request-timeout":
             c = replace(w.clients[a.client], phase="idle")
             return [Successor(a, World(w.group, _set(w.clients, a.client, c)), None, False)]
-        if a.kind == "send":
+        if a.kind in ("send", "impersonate"):
             inp = Input(kind=type(a.request).__name__.replace("Request", ""), request=a.request,
                         request_id=self.request_id(w, a.client))
         elif a.kind == "admin":
@@ -329,13 +368,16 @@ class AbstractModel:
         else:
             inp = Input(kind=a.kind, member_id=a.member_id)
         out = []
-        for idx, t in enumerate(step_all(self.table, self.urgent, w.group, inp, self.settings, 0,
+        settings = self.failing_settings if a.append_fails else self.settings
+        for idx, t in enumerate(step_all(self.table, self.urgent, w.group, inp, settings, 0,
                                          self.mode)):
             group = _normalize(t.after)
             for lost in self._loss_variants(w, t, a):
                 clients = self._deliver(w, a, t, lost)
-                fault = a.kind in FAULT_KINDS or any(lost) or self._expires_live_member(w, a)
-                out.append(Successor(replace(a, variant=lost), World(group, clients), t, fault, idx))
+                fault = (a.kind in FAULT_KINDS or any(lost) or a.append_fails
+                         or self._expires_live_member(w, a))
+                act = a if lost == a.variant else replace(a, variant=lost)
+                out.append(Successor(act, World(group, clients), t, fault, idx))
         return out
 
     def _expires_live_member(self, w: World, a: Action) -> bool:
@@ -349,7 +391,7 @@ class AbstractModel:
     def _deliveries(self, w: World, t: Transition, a: Action) -> list[tuple[int, Response]]:
         """Responses that reach a live client (answers to a crashed life's requests do not)."""
         out: list[tuple[int, Response]] = []
-        if a.kind == "send" and t.reply is not None:
+        if a.kind in ("send", "impersonate") and t.reply is not None:
             out.append((a.client, t.reply))
         for o in t.outputs:
             if isinstance(o.response, Superseded) or o.request_id < 1:
@@ -370,7 +412,7 @@ class AbstractModel:
         cs = list(w.clients)
         if self.bounds.mode == "open":
             return w.clients
-        if a.kind == "send":
+        if a.kind in ("send", "impersonate"):
             c = cs[a.client]
             r = a.request
             if isinstance(r, JoinGroupRequest):
@@ -430,12 +472,16 @@ def _set(t: tuple[Client, ...], i: int, c: Client) -> tuple[Client, ...]:
 def _normalize(g: Group) -> Group:
     """Member order carries no meaning in the abstract mode (every Kafka order choice is a
     nondeterministic choice there), so members are kept sorted by id."""
-    if len(g.members) > 1:
+    if len(g.members) > 1 and not _sorted(g.members):
         g = replace(g, members=tuple(sorted(g.members, key=lambda m: m.member_id)))
-    if g.persisted is not None and len(g.persisted.members) > 1:
+    if g.persisted is not None and len(g.persisted.members) > 1 and not _sorted(g.persisted.members):
         p = g.persisted
         g = replace(g, persisted=replace(p, members=tuple(sorted(p.members, key=lambda m: m.member_id))))
     return g
+
+
+def _sorted(members: tuple[Member, ...]) -> bool:
+    return all(a.member_id < b.member_id for a, b in zip(members, members[1:]))
 
 
 # -- canonical keys and member symmetry ---------------------------------------------------------
@@ -445,16 +491,17 @@ class Renamer:
 
     def __init__(self, bounds: Bounds, perm: tuple[int, ...]) -> None:
         self.perm = perm
+        self.identity = perm == tuple(range(len(perm)))
         self.names = {client_name(bounds, i): client_name(bounds, perm[i]) for i in range(len(perm))}
 
     def mid(self, s: Optional[str]) -> Optional[str]:
-        if not s:
+        if not s or self.identity:
             return s
         base, sep, k = s.partition("#")
         return self.names.get(base, base) + sep + k
 
     def rid(self, r: Optional[int]) -> Optional[int]:
-        if r is None or r < 1:
+        if r is None or r < 1 or self.identity:
             return r
         n = len(self.perm)
         epoch, i = divmod(r - 1, n)

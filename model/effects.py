@@ -426,11 +426,14 @@ def extend_initial_delay(ctx: Ctx) -> None:
 
 # -- SyncGroup --------------------------------------------------------------------------------
 
-@effect("park-sync", modifies={"members"})
+@effect("park-sync", modifies={"members"}, responds=True)
 def park_sync(ctx: Ctx) -> None:
-    """GC:600: the SyncGroup waits for the leader's assignment (MM awaitingSyncCallback)."""
+    """GC:600: the SyncGroup waits for the leader's assignment (MM awaitingSyncCallback). A
+    SyncGroup already parked for the member is overwritten and never answered, as in Kafka."""
     m = ctx.group.member(member_id_of(ctx.inp))
     assert m is not None
+    if m.awaiting_sync is not None:
+        ctx.outputs.append(Output(m.awaiting_sync, Superseded(), m.member_id))
     ctx.group = ctx.group.with_member(replace(m, awaiting_sync=ctx.inp.request_id))
 
 

@@ -26,13 +26,15 @@ from model.abstract import (
     canonical_key,
     render_response,
     renamers,
+    world_key,
 )
-from model.dsl import Guard, Superseded, Table
+from model.dsl import Guard, SpecDefect, Superseded, Table
 from model.invariants import check_state, check_transition
 from model.state import Group
 from model.vocabulary import GroupState
 
 LIVENESS = "quiescence-reachable"
+WELL_FORMED = "table-well-formed"  # exactly one row matches every input that occurs
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,8 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     seen_violation: set[str] = set()
     queue: deque[int] = deque([0])
     expanded: set[int] = set()
+    # World key (identity renaming) -> orbit key: revisits skip the other permutations.
+    canon_cache: dict[tuple[object, ...], tuple[object, ...]] = {}
     last_print = start
 
     def violate(name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
@@ -121,14 +125,27 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
             report.frontier += 1
             continue
         expanded.add(node)
-        for s in model.successors(w):
+        try:
+            successors = model.successors(w)
+        except SpecDefect as e:
+            violate(WELL_FORMED, str(e), node)
+            continue
+        for s in successors:
             t = s.transition
             if t is not None:
                 for rid in t.rows:
                     report.rows_fired[rid] = report.rows_fired.get(rid, 0) + 1
                 for name, msg in check_transition(table, t, invariants):
                     violate(name, msg, node, (s.action, s.index))
-            key = canonical_key(s.world, rns)
+            if s.world == w:  # a self-loop: nothing to look up
+                if not graph.has_edge(node, node):
+                    graph.add_edge(node, node, fault=s.fault)
+                continue
+            raw = world_key(s.world, rns[0])
+            key = canon_cache.get(raw)
+            if key is None:
+                key = canonical_key(s.world, rns)
+                canon_cache[raw] = key
             nxt = ids.get(key)
             if nxt is None:
                 nxt = len(worlds)
@@ -252,7 +269,8 @@ def render_trace(model: AbstractModel, worlds: list[World],
 
 
 def _rerun(model: AbstractModel, w: World, a: Action, idx: int) -> Optional[Successor]:
-    for s in model.apply(w, Action(a.kind, a.client, a.request, a.member_id)):
+    for s in model.apply(w, Action(a.kind, a.client, a.request, a.member_id,
+                                   append_fails=a.append_fails)):
         if s.index == idx and s.action.variant == a.variant:
             return s
     return None

@@ -223,8 +223,9 @@ def dead_is_absorbing(table: Table, t: Transition) -> Optional[str]:
 def one_response_per_request(table: Table, t: Transition) -> Optional[str]:
     """Every request gets exactly one response: a parked request is answered once, later; a
     request is never answered twice; the only requests left without a response are Kafka's own
-    documented cases, marked as superseded (a JoinGroup replaced while parked, GM:518; a SyncGroup
-    whose member was removed while it was parked)."""
+    documented cases, marked as superseded (a JoinGroup or SyncGroup replaced by a newer one from
+    the same member while parked, GM:518 / GC:600; a SyncGroup whose member was removed while it
+    was parked)."""
     parked_before: set[int] = set()
     for m in t.before.members:
         if m.awaiting_join is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Optional, Sequence
 
 from model.dsl import (
+    ATOMS,
     EFFECTS,
     REPLY_FORMS,
     Chooser,
@@ -74,10 +75,26 @@ def matching_rows(table: Table, group: Group, inp: Input, settings: Settings) ->
             if r.guard.holds(group, inp, settings)]
 
 
+def _matching(candidates: tuple[Row, ...], group: Group, inp: Input, settings: Settings) -> list[Row]:
+    """The rows whose guard holds; each atom is evaluated at most once."""
+    memo: dict[str, bool] = {}
+    out = []
+    for r in candidates:
+        for lit in r.guard.literals:
+            v = memo.get(lit.atom)
+            if v is None:
+                v = memo[lit.atom] = ATOMS[lit.atom].fn(group, inp, settings)
+            if v != lit.positive:
+                break
+        else:
+            out.append(r)
+    return out
+
+
 def fire(table: Table, ctx: Ctx) -> tuple[Row, Optional[Response]]:
     """Apply the single matching row to ctx.group; return it and its reply (None if parked)."""
     candidates = table.rows_for(ctx.group.state, ctx.inp.kind)
-    rows = [r for r in candidates if r.guard.holds(ctx.group, ctx.inp, ctx.settings)]
+    rows = _matching(candidates, ctx.group, ctx.inp, ctx.settings)
     if len(rows) != 1:
         raise SpecDefect(ctx.group.state, ctx.inp.kind,
                          [r.id for r in (rows or list(candidates))],
@@ -106,11 +123,13 @@ def run_urgent(table: Table, urgent: Sequence[tuple[str, Guard]], ctx: Ctx, fire
         for event, guard in urgent:
             probe = Input(kind=event)
             if guard.holds(ctx.group, probe, ctx.settings):
-                saved = ctx.inp
+                saved, before = ctx.inp, ctx.group
                 ctx.inp = probe
                 row, _ = fire(table, ctx)
                 ctx.inp = saved
                 fired.append(row.id)
+                if ctx.group == before:
+                    return  # the completion changed nothing (e.g. a stale operation): done
                 break
         else:
             return

@@ -1,0 +1,43 @@
+"""The default check plan: several bounded explorations whose row coverage is merged.
+
+No single bound reaches every row cheaply: well-behaved clients never send a stale generation,
+static members need their own clients, group.max.size needs a small limit, partition moves and
+append failures multiply the state space. Each entry says what it is for; `groupspec check`
+without bound options runs them all (a few minutes on a 2-core machine).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from model.abstract import Bounds
+
+F = frozenset
+
+DEFAULT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = (
+    ("closed: 3 consumers, timeouts and a stalling client",
+     Bounds(dynamic=3, max_generation=1, faults=F({"session", "rebalance", "stall"}))),
+    ("closed: 2 consumers, crashes and lost responses",
+     Bounds(dynamic=2, max_generation=1, max_ids_per_client=1,
+            faults=F({"session", "rebalance", "crash", "lost"}))),
+    ("closed: a static consumer, crashes (static restarts) and lost responses",
+     Bounds(dynamic=0, static=1, max_generation=1,
+            faults=F({"session", "rebalance", "crash", "lost"}))),
+    ("closed: a dynamic and a static consumer, crashes, a static client reusing a pending id",
+     Bounds(dynamic=1, static=1, max_generation=1, max_ids_per_client=1,
+            faults=F({"session", "rebalance", "crash", "impersonate"}))),
+    ("closed: one consumer, partition unload/load, offsets expiry, append failures",
+     Bounds(dynamic=1, max_generation=2,
+            faults=F({"session", "rebalance", "unload", "offsets", "append"}))),
+    ("closed: JoinGroup v0-3 (no MEMBER_ID_REQUIRED), members changing their metadata",
+     Bounds(dynamic=2, max_generation=1, faults=F({"session", "rebalance"}),
+            require_known_member_id=False, metadata_changes=True)),
+    ("closed: group.max.size 1",
+     Bounds(dynamic=2, max_generation=1, faults=F({"session", "rebalance"}), group_max_size=1)),
+    ("open: any request from a dynamic client",
+     Bounds(dynamic=1, max_generation=1, mode="open", max_ids_per_client=1,
+            faults=F({"session", "rebalance", "unload", "offsets", "append"}))),
+    ("open: any request from a static client",
+     Bounds(static=1, dynamic=0, max_generation=1, mode="open", max_ids_per_client=1,
+            faults=F({"session", "rebalance", "unload", "append"}))),
+)
