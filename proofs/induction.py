@@ -108,11 +108,34 @@ def _confirmed(table: Table, name: str, cti: Cti) -> bool:
     return bool(check_state(t.after, frozenset({name})))
 
 
+def _quantified(f: z3.ExprRef) -> bool:
+    stack = [f]
+    while stack:
+        t = stack.pop()
+        if z3.is_quantifier(t):
+            return True
+        if z3.is_app(t):
+            stack.extend(t.children())
+    return False
+
+
 def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", name: str,
-             verdict: z3.CheckSatResult) -> tuple[str, Optional[Cti], str]:
+             verdict: z3.CheckSatResult, premise: Sequence[z3.BoolRef] = (),
+             goal: Optional[z3.BoolRef] = None) -> tuple[str, Optional[Cti], str]:
     if verdict == z3.unsat:
         return "proved", None, ""
     why = "" if verdict == z3.sat else f"unknown: {st.solver.reason_unknown()}"
+    if verdict == z3.unknown and goal is not None:
+        # Search a CTI against the quantifier-free part of the strengthening (complete there).
+        weak = z3.Solver()
+        weak.set("timeout", 20000)
+        weak.add(*st.solver.assertions()[:2])
+        weak.add(*[f for f in premise if not _quantified(f)])
+        weak.add(goal)
+        if weak.check() == z3.sat:
+            cti = _cti(table, urgent, st, weak.model())
+            if cti.replayed:
+                return "cti", cti, why + "; CTI found against the quantifier-free invariants"
     try:
         m = st.solver.model()
     except z3.Z3Exception:
@@ -151,15 +174,16 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
     while changed:
         changed = False
         st.solver.push()
-        for n in candidates:
-            st.solver.add(invs[n].holds(st.s.v, None))
+        premise = [invs[n].holds(st.s.v, None) for n in candidates]
+        st.solver.add(*premise)
         for n in list(candidates):
             t0 = time.perf_counter()
             st.solver.push()
-            st.solver.add(z3.Not(invs[n].holds(st.s2.v, None)))
+            goal = z3.Not(invs[n].holds(st.s2.v, None))
+            st.solver.add(goal)
             verdict = st.solver.check()
             if verdict != z3.unsat:
-                status, cti, why = _verdict(table, urgent, st, n, verdict)
+                status, cti, why = _verdict(table, urgent, st, n, verdict, premise, goal)
                 dropped[n] = InductionResult(n, status, 0.0, invs[n].auxiliary, cti, why)
                 candidates.remove(n)
                 changed = True
@@ -170,8 +194,8 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
         st.solver.pop()
     report = InductionReport(inductive_set=list(candidates))
     st.solver.push()
-    for n in candidates:
-        st.solver.add(invs[n].holds(st.s.v, None))
+    premise = [invs[n].holds(st.s.v, None) for n in candidates]
+    st.solver.add(*premise)
     for n in invs:
         if names is not None and n not in names and not invs[n].auxiliary:
             continue
@@ -185,8 +209,9 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
         t0 = time.perf_counter()
         inv = STEP_INVARIANTS[n]
         st.solver.push()
-        st.solver.add(z3.Or([z3.And(p.sel, inv.violated(p, st.s.v, st.x, st.s2.v)) for p in st.paths]))
-        status, cti, why = _verdict(table, urgent, st, n, st.solver.check())
+        goal = z3.Or([z3.And(p.sel, inv.violated(p, st.s.v, st.x, st.s2.v)) for p in st.paths])
+        st.solver.add(goal)
+        status, cti, why = _verdict(table, urgent, st, n, st.solver.check(), premise, goal)
         res = InductionResult(n, status, 0.0, cti=cti, message=why)
         st.solver.pop()
         res.seconds = time.perf_counter() - t0

@@ -1,0 +1,179 @@
+"""`groupspec prove`: every proof obligation over a table, reported per invariant and per row.
+
+Obligations: well-formed guards for every (state, event); every named invariant proved for all
+reachable states (induction) and free of counterexamples to the BMC depth; with --rows, every
+row either witnessed (BMC trace, replayed) or proved unreachable. Exit 0 iff all are proved,
+1 otherwise, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+from typing import Optional, Sequence, TextIO
+
+from model.dsl import Table
+from model.invariants import INVARIANTS
+from model.table import CLASSIC_TABLE, URGENT
+from proofs.bmc import bmc
+from proofs.induction import prove
+from proofs.invariants import NOT_ENCODED, STEP_INVARIANTS, all_state_invariants
+from proofs.reach import reachability
+from proofs.wellformed import check_wellformed
+
+
+class UsageError(Exception):
+    """A bad command-line argument (exit code 2)."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="groupspec prove", exit_on_error=False,
+                                description="Z3 proofs over the transition table")
+    p.add_argument("--invariant", action="append", default=[], metavar="NAME",
+                   help="check only this invariant (repeatable); default: all")
+    p.add_argument("--depth", type=int, default=3, metavar="K", help="BMC depth (default 3)")
+    p.add_argument("--ids", type=int, default=2, metavar="N",
+                   help="member/instance ids in BMC (default 2)")
+    p.add_argument("--rows", action="store_true", help="also decide every row's reachability")
+    p.add_argument("--reach-depth", type=int, default=4, metavar="D",
+                   help="BMC depth for row witnesses (default 4)")
+    p.add_argument("--timeout-ms", type=int, default=30000, metavar="MS",
+                   help="per-query solver timeout (default 30000)")
+    p.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    p.add_argument("--table", metavar="module:NAME", help="the table to prove (default: "
+                   "model.table:CLASSIC_TABLE)")
+    return p
+
+
+def load_table(spec: Optional[str]) -> Table:
+    if spec is None:
+        return CLASSIC_TABLE
+    module, sep, name = spec.partition(":")
+    if not sep or not module or not name:
+        raise UsageError(f"--table {spec!r}: expected module:NAME, e.g. model.mutants:NO_GENERATION_BUMP")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise UsageError(f"--table {spec!r}: cannot import module {module!r} ({e})") from e
+    table = getattr(mod, name, None)
+    if not isinstance(table, Table):
+        raise UsageError(f"--table {spec!r}: {module}.{name} is not a model.dsl.Table")
+    return table
+
+
+def _names(selected: Sequence[str]) -> list[str]:
+    known = list(INVARIANTS) + [n for n in all_state_invariants() if n not in INVARIANTS]
+    known += [n for n in STEP_INVARIANTS if n not in known]
+    for n in selected:
+        if n not in known:
+            raise UsageError(f"--invariant {n!r}: unknown invariant; expected one of {sorted(known)}")
+    return list(selected) if selected else known
+
+
+def run(argv: Sequence[str], out: TextIO) -> int:
+    try:
+        args, extra = _parser().parse_known_args(list(argv))
+    except argparse.ArgumentError as e:
+        raise UsageError(str(e)) from e
+    if extra:
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
+    for flag, val, low in (("--depth", args.depth, 0), ("--ids", args.ids, 1),
+                           ("--reach-depth", args.reach_depth, 1), ("--timeout-ms", args.timeout_ms, 1)):
+        if val < low:
+            raise UsageError(f"{flag} {val}: expected an integer >= {low}")
+    if args.json is not None:
+        parent = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(parent):
+            raise UsageError(f"--json {args.json!r}: directory {parent!r} does not exist")
+    table = load_table(args.table)
+    names = _names(args.invariant)
+    start = time.perf_counter()
+    ok = True
+    report: dict[str, object] = {"table": table.name}
+
+    wf = check_wellformed(table)
+    ok &= wf.ok
+    print(f"well-formedness: {wf.pairs} (state, event) pairs, {wf.checks} checks, "
+          f"{'proved' if wf.ok else f'{len(wf.findings)} findings'} ({wf.seconds:.1f}s)", file=out)
+    for f in wf.findings:
+        print(f"  {f}", file=out)
+    report["wellformed"] = {"proved": wf.ok, "pairs": wf.pairs, "seconds": round(wf.seconds, 3),
+                            "findings": [str(f) for f in wf.findings]}
+
+    encoded = [n for n in names if n not in NOT_ENCODED]
+    ind = prove(table, URGENT, encoded, timeout_ms=args.timeout_ms)
+    by_name = {r.invariant: r for r in ind.results}
+    bm = {r.invariant: r for r in bmc(table, URGENT, encoded, args.depth, args.ids, args.timeout_ms)}
+    rows_out: list[dict[str, object]] = []
+    print(f"invariants (unbounded induction; BMC depth {args.depth}, {args.ids} ids):", file=out)
+    for n in names:
+        entry: dict[str, object] = {"invariant": n}
+        if n in NOT_ENCODED:
+            ok = False
+            print(f"  {n:<40} unknown   (not encoded: {NOT_ENCODED[n]})", file=out)
+            entry.update(unbounded="unknown", bmc="unknown", reason=NOT_ENCODED[n])
+            rows_out.append(entry)
+            continue
+        r, b = by_name[n], bm[n]
+        ok &= r.status == "proved" and b.status == "holds"
+        aux = " (auxiliary)" if r.auxiliary else ""
+        print(f"  {n:<40} {r.status:<8} {r.seconds:6.2f}s   bmc: {b.status} to depth {b.depth} "
+              f"({b.seconds:.1f}s){aux}", file=out)
+        if r.cti is not None and r.status != "proved":
+            for line in r.cti.render():
+                print(f"      cti {line}", file=out)
+        if r.message:
+            print(f"      {r.message}", file=out)
+        if b.trace is not None:
+            print(f"      counterexample ({b.message}):", file=out)
+            for line in b.trace.render():
+                print(f"      {line}", file=out)
+        entry.update(unbounded=r.status, seconds=round(r.seconds, 3), auxiliary=r.auxiliary,
+                     cti=r.cti.render() if r.cti else None, message=r.message,
+                     bmc=b.status, bmc_depth=b.depth, bmc_seconds=round(b.seconds, 3),
+                     counterexample=b.trace.render() if b.trace else None, model_check=b.message)
+        rows_out.append(entry)
+    report["invariants"] = rows_out
+
+    if args.rows:
+        rr = reachability(table, URGENT, depth=args.reach_depth, n_ids=args.ids,
+                          timeout_ms=args.timeout_ms, lemmas=ind.inductive_set)
+        print(f"rows ({len(rr.verdicts)}; witnesses to depth {args.reach_depth}, {rr.seconds:.1f}s):",
+              file=out)
+        rows_json = []
+        for rid, v in rr.verdicts.items():
+            ok &= v.status != "unknown"
+            mark = ""
+            if v.disagrees_with_table:
+                mark = "  <- the table says unreachable" if v.status == "reachable" else \
+                    "  <- proved unreachable, not marked in the table"
+            print(f"  {rid:<62} {v.status}{f' (depth {v.depth})' if v.depth and v.status == 'reachable' else ''}{mark}",
+                  file=out)
+            rows_json.append({"row": rid, "status": v.status, "marked_unreachable": v.marked_unreachable,
+                              "depth": v.depth, "witness": v.trace.render() if v.trace else None})
+        report["rows"] = rows_json
+    report["ok"] = ok
+    report["seconds"] = round(time.perf_counter() - start, 3)
+    print(f"{'all obligations proved' if ok else 'NOT all obligations proved'} "
+          f"({time.perf_counter() - start:.1f}s)", file=out)
+    if args.json is not None:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+        os.replace(tmp, args.json)
+    return 0 if ok else 1
+
+
+def prove_main(argv: list[str]) -> int:
+    """Entry point for `groupspec prove`; returns the exit code."""
+    try:
+        return run(argv, sys.stdout)
+    except SystemExit as e:  # argparse's own --help / usage errors
+        return e.code if isinstance(e.code, int) else 2
+    except UsageError as e:
+        print(f"groupspec prove: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,37 @@
+"""`groupspec prove` arguments, exit codes and the JSON report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proofs.cli import prove_main
+
+
+@pytest.mark.parametrize("argv", [
+    ["--depth", "-1"], ["--invariant", "no-such-invariant"], ["--table", "model.table"],
+    ["--table", "no.such.module:T"], ["--table", "model.table:URGENT"], ["--bogus"],
+    ["--json", "/no/such/dir/out.json"], ["--depth", "x"],
+])
+def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert prove_main(argv) == 2
+    assert "groupspec prove" in capsys.readouterr().err
+
+
+def test_proved_invariant_exits_0_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    assert prove_main(["--invariant", "single-delayed-join", "--depth", "2", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["ok"] is True
+    assert [e["invariant"] for e in report["invariants"]] == ["single-delayed-join"]
+
+
+def test_mutant_exits_1() -> None:
+    assert prove_main(["--table", "model.mutants:SECOND_DELAYED_JOIN", "--invariant",
+                       "single-delayed-join", "--depth", "3"]) == 1
+
+
+def test_unencoded_invariant_is_not_claimed_proved() -> None:
+    assert prove_main(["--invariant", "one-response-per-request", "--depth", "1"]) == 1

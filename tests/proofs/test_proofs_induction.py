@@ -1,0 +1,27 @@
+"""Unbounded proofs of the classic table; negative controls from model/mutants.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.mutants import MUTANTS
+from model.table import CLASSIC_TABLE, URGENT
+from proofs.induction import prove
+from proofs.invariants import STEP_INVARIANTS, all_state_invariants
+
+
+def test_every_encoded_invariant_is_proved_for_the_classic_table() -> None:
+    rep = prove(CLASSIC_TABLE, URGENT)
+    statuses = {r.invariant: r.status for r in rep.results}
+    assert set(statuses) == set(all_state_invariants()) | set(STEP_INVARIANTS)
+    assert {n: s for n, s in statuses.items() if s != "proved"} == {}
+    assert set(rep.inductive_set) == set(all_state_invariants())
+
+
+@pytest.mark.parametrize("mutant", ["heartbeat-empty-accepted", "commit-stale-accepted"])
+def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
+    table, invariant, _ = MUTANTS[mutant]
+    rep = prove(table, URGENT, [invariant])
+    r = next(x for x in rep.results if x.invariant == invariant)
+    assert r.status == "cti"
+    assert r.cti is not None and r.cti.replayed, r.cti.render() if r.cti else None
