@@ -324,20 +324,6 @@ def _rearm_after_sync_error(model: ModelCoordinator, t: Transition) -> bool:
     return changed
 
 
-def _second_sync_supersedes_first(invariant: str, t: Transition) -> bool:
-    if invariant != "one-response-per-request" or t.inp.kind != "SyncGroup":
-        return False
-    req = t.inp.request
-    if not isinstance(req, SyncGroupRequest):
-        return False
-    before = t.before.member(req.member_id)
-    after = t.after.member(req.member_id)
-    return (before is not None and before.awaiting_sync is not None
-            and before.awaiting_sync != t.inp.request_id
-            and (after is None or after.awaiting_sync in (None, t.inp.request_id))
-            and not any(o.request_id == before.awaiting_sync for o in t.outputs))
-
-
 # The one place where differences between the reference and the model that have been analysed
 # (see /work/shared/reference/kafka-classic-semantics.md) are tolerated, by name, with the reason.
 KNOWN_DIFFERENCES: Final[dict[str, KnownDifference]] = {
@@ -360,16 +346,6 @@ KNOWN_DIFFERENCES: Final[dict[str, KnownDifference]] = {
         "Empty in the model while the reference still waits in PreparingRebalance. The lockstep "
         "re-arms the model's timer as Kafka does after each such transition.",
         patch_model=_rearm_after_sync_error),
-    "second-sync-supersedes-first": KnownDifference(
-        "A member whose SyncGroup is parked in CompletingRebalance sends another: doSyncGroup "
-        "overwrites awaitingSyncCallback (GC:600), so the first request is never answered (like a "
-        "replaced JoinGroup, GM:518; reference CHOICES.md #7). Reference and model agree on the "
-        "responses, but the model's invariant one-response-per-request flags the first request as "
-        "vanished: the SyncGroup rows that park do not mark the replaced request Superseded "
-        "(model defect in the committed table at the time of writing; the model's working copy "
-        "already marks it Superseded in effect `park-sync`: once that is committed this entry "
-        "never applies and should be removed).",
-        excuse=_second_sync_supersedes_first),
 }
 
 
@@ -1030,7 +1006,7 @@ class Lockstep:
             if number != own and number in self._parked:
                 gid = self._requests[number][0]
                 self.transcript.later(number, arrivals.ref[number][0], gid)
-        self._parked -= set(arrivals.ref) | set(arrivals.model)
+        self._parked -= set(arrivals.ref)  # the reference's view: what a scenario file can check
         for gid in self.groups:
             if touched is None or gid == touched:
                 self.transcript.group(gid, self.reference.group_view(gid))
