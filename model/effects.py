@@ -79,9 +79,11 @@ def _remove(ctx: Ctx, member_id: str, parked_join_error: Optional[Error]) -> Non
 
 
 def _answer_sync(ctx: Ctx, m: Member, response: SyncGroupResponse) -> Member:
+    """GC:1262 propagateAssignment: a parked SyncGroup is answered (assignment or error) and the
+    member's session re-armed, because an expiry while it was parked was ignored."""
     assert m.awaiting_sync is not None
     ctx.respond(m.awaiting_sync, response, m.member_id)
-    return replace(m, awaiting_sync=None)
+    return armed_session(ctx, replace(m, awaiting_sync=None))
 
 
 def _new_member(ctx: Ctx, member_id: str) -> Member:
@@ -301,7 +303,8 @@ def unpark_join(ctx: Ctx) -> None:
 @effect("rebalance", modifies={"members", "join_timers", "sync_timers"}, responds=True)
 def rebalance(ctx: Ctx) -> None:
     """GC:1478 prepareRebalance: from CompletingRebalance every parked SyncGroup is answered
-    REBALANCE_IN_PROGRESS and assignments cleared (GC:1252); the DelayedSync and the pending-sync
+    REBALANCE_IN_PROGRESS (its session re-armed) and assignments cleared (GC:1252); the DelayedSync
+    and the pending-sync
     set are dropped (GC:1613); an InitialDelayedJoin is armed if the group is Empty, else a
     DelayedJoin for the largest rebalance timeout of the members at this moment (GM:412)."""
     g = ctx.group
@@ -466,7 +469,6 @@ def answer_syncs(ctx: Ctx) -> None:
             m = _answer_sync(ctx, m, SyncGroupResponse(
                 Error.NONE, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
                 assignment=m.assignment))
-            m = armed_session(ctx, m)
         members.append(m)
     ctx.group = replace(g, members=tuple(members))
 
@@ -474,7 +476,8 @@ def answer_syncs(ctx: Ctx) -> None:
 @effect("fail-syncs", modifies={"members"}, responds=True)
 def fail_syncs(ctx: Ctx) -> None:
     """GC:629 resetAndPropagateAssignmentError: the group-metadata append failed; assignments are
-    cleared and every parked SyncGroup gets the mapped append error (GMM:250)."""
+    cleared and every parked SyncGroup gets the mapped append error (GMM:250), its session
+    re-armed."""
     err = ctx.settings.append_error
     assert isinstance(err, Error)
     mapped = map_store_group_error(err)

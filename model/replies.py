@@ -116,10 +116,16 @@ def static_restart(ctx: Ctx, error: Error) -> Response:
 
 @reply_form("static-restart-failed")
 def static_restart_failed(ctx: Ctx, error: Error) -> Response:
-    """GC:1368: the append failed: the mapped error, member id ""."""
+    """GC:1368: the append failed: the mapped error with member id "", the current generation and
+    protocol, and the leader as it was before the replacement."""
     err = ctx.settings.append_error
     assert isinstance(err, Error)
-    return JoinGroupResponse(map_store_group_error(err), member_id="")
+    g = ctx.group
+    old_leader = ctx.scratch.get("old_leader")
+    return JoinGroupResponse(map_store_group_error(err), generation_id=g.generation,
+                             protocol_type=g.protocol_type, protocol_name=g.protocol_name,
+                             leader=old_leader if isinstance(old_leader, str) else "",
+                             member_id="")
 
 
 @reply_form("stored-assignment")

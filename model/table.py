@@ -155,9 +155,10 @@ row(J, LIVE, "known-inconsistent-protocol", KNOWN & "!protocols-supported",
 KNOWN_OK = KNOWN & "protocols-supported"
 # Second phase of KIP-394: the pending id joins for real (GC:424-434).
 row(J, LIVE, "pending-static", KNOWN_OK & "member-pending & has-instance-id",
-    R(Error.UNKNOWN_SERVER_ERROR), SAME, cite="GC:428 (IllegalStateException)",
-    note="Kafka throws; the broker answers UNKNOWN_SERVER_ERROR. Pending ids are only handed to "
-         "dynamic members, so only a misbehaving client gets here")
+    R(Error.UNKNOWN_SERVER_ERROR, "error-no-member-id"), SAME, cite="GC:428 (IllegalStateException)",
+    note="Kafka throws; KafkaApis answers JoinGroupRequest.getErrorResponse: UNKNOWN_SERVER_ERROR "
+         "with member id \"\". Pending ids are only handed to dynamic members, so only a "
+         "misbehaving client gets here")
 PENDING = KNOWN_OK & "member-pending & !has-instance-id"
 row(J, (E, C, S), "pending-member-joins", PENDING, PARK, P, ("add-member", "rebalance"),
     cite="GC:424-434, GC:1312")
