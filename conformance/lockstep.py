@@ -293,59 +293,11 @@ class KnownDifference:
     excuse: Optional[Excuse] = None
 
 
-def _pending_static_member_id(request: Request, ref: Response, model: Response) -> Optional[Response]:
-    if (isinstance(request, JoinGroupRequest) and isinstance(ref, JoinGroupResponse)
-            and isinstance(model, JoinGroupResponse) and request.group_instance_id is not None
-            and ref.error == Error.UNKNOWN_SERVER_ERROR == model.error
-            and ref.member_id == "" and model.member_id != ""):
-        return replace(model, member_id="")
-    return None
-
-
-def _rearm_after_sync_error(model: ModelCoordinator, t: Transition) -> bool:
-    g = model.group(t.after.group_id)
-    changed = False
-    for o in t.outputs:
-        r = o.response
-        if not (isinstance(r, SyncGroupResponse) and r.error != Error.NONE and o.member_id is not None):
-            continue
-        m = g.member(o.member_id)
-        if m is None:
-            continue
-        parked = m.awaiting_join is not None or m.awaiting_sync is not None
-        deadline = None if (parked and not m.is_new) else model.now_ms() + m.session_timeout_ms
-        if m.session_deadline != deadline:
-            g = g.with_member(replace(m, session_deadline=deadline))
-            changed = True
-    if changed:
-        # ModelCoordinator has no public setter for a group's state: this is the one place
-        # the lockstep writes into the model, and only for this documented case.
-        model._groups[g.group_id] = g
-    return changed
-
-
 # The one place where differences between the reference and the model that have been analysed
 # (see /work/shared/reference/kafka-classic-semantics.md) are tolerated, by name, with the reason.
 KNOWN_DIFFERENCES: Final[dict[str, KnownDifference]] = {
-    "pending-static-join-member-id": KnownDifference(
-        "JoinGroup with a MEMBER_ID_REQUIRED (pending) id and a group.instance.id: Kafka throws "
-        "IllegalStateException in doCurrentMemberJoinGroup (GC:428) and KafkaApis answers with "
-        "JoinGroupRequest.getErrorResponse, whose member id is UNKNOWN_MEMBER_ID = \"\". The "
-        "reference answers member id \"\" (right); the model's row J/*/pending-static uses the "
-        "plain error reply, which echoes the request's member id (model wrong: it should use the "
-        "error-no-member-id reply form).",
-        normalize=_pending_static_member_id),
-    "session-not-rearmed-on-sync-error": KnownDifference(
-        "A parked SyncGroup answered with an error by prepareRebalance (REBALANCE_IN_PROGRESS, "
-        "GC:1252 resetAndPropagateAssignmentError) or by a failed group-metadata append goes "
-        "through propagateAssignment (GC:1262), which re-arms the member's session "
-        "(completeAndScheduleNextHeartbeatExpiration) for every member it answers; semantics "
-        "§3.14 'SyncGroup response propagation'. The reference re-arms (right); the model's "
-        "effects `rebalance` and `fail-syncs` answer without re-arming (only `answer-syncs` "
-        "does), so the model expires such a member up to a session earlier: e.g. the group goes "
-        "Empty in the model while the reference still waits in PreparingRebalance. The lockstep "
-        "re-arms the model's timer as Kafka does after each such transition.",
-        patch_model=_rearm_after_sync_error),
+    # Empty: every disagreement found so far was a model defect and has been fixed
+    # (tests/scenarios/lockstep-regressions.json keeps them as regressions).
 }
 
 

@@ -198,35 +198,23 @@ def test_known_difference_mechanism_tolerates_exactly_its_case() -> None:
             other.apply(step)
 
 
-# ---------------------------------------------------------------- the known differences, executable
+# ---------------------------------------------------------------- fixed disagreements, as regressions
 
-# Minimal runs that show each documented known difference (KNOWN_DIFFERENCES) between the
-# reference and the model. Their scenario files are in tests/lockstep/known-differences/. When the
-# model is fixed, the strict run stops diverging: then remove the entry and this case.
-KNOWN_RUNS: dict[str, tuple[Any, ...]] = {
+# Minimal runs that once showed a disagreement between the reference and the model (the model was
+# wrong both times; now fixed). They must run strictly clean. Their scenario files are in
+# tests/scenarios/lockstep-regressions.json, which every target runs.
+REGRESSION_RUNS: dict[str, tuple[Any, ...]] = {
     "pending-static-join-member-id": (Join(who=0, known_id=1), Join(who=5, inst=2, known_id=1)),
     "session-not-rearmed-on-sync-error": PROLOGUES[3] + (
         Advance(ms=0), Sync(who=1, assign=1), Leave(who=0), Advance(ms=3)),
 }
 
 
-@pytest.mark.parametrize("name", sorted(KNOWN_RUNS))
-def test_known_difference_still_reproduces_and_is_tolerated(name: str) -> None:
-    run = KNOWN_RUNS[name]
+@pytest.mark.parametrize("name", sorted(REGRESSION_RUNS))
+def test_fixed_disagreement_runs_clean(name: str) -> None:
     strict = Lockstep(RunConfig(), known={})
-    try:
-        for a in run:
-            strict.apply(a)
-    except Divergence as d:
-        _assert_replays(d, frozenset())  # the reference passes the file, the model fails it
-        assert run_actions(run, RunConfig()).tolerated == {name: 1}
-    else:
-        # The model no longer differs here (fixed): the entry must not apply any more either.
-        assert run_actions(run, RunConfig()).tolerated == {}
-        pytest.skip(f"the model agrees now: remove KNOWN_DIFFERENCES[{name!r}] and this case")
-    with open(os.path.join(os.path.dirname(__file__), "known-differences", f"{name}.json")) as f:
-        saved = json.load(f)
-    assert saved["scenarios"][0]["steps"], "the saved scenario file is not empty"
+    for a in REGRESSION_RUNS[name]:
+        strict.apply(a)
 
 
 # ---------------------------------------------------------------- equal deadlines
