@@ -10,7 +10,6 @@ and the table disagree: `ReplayError`, loudly.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence
@@ -223,7 +222,8 @@ def to_group(v: Values, h: Hidden) -> Group:
 
 def hidden_variants(v: Values, nxt: Values) -> list[Hidden]:
     firsts = [0, 1] if v["jt_init"] and v["jt_rem"] and int(v["jt"]) > 0 else [0]  # type: ignore[call-overload]
-    seconds = list(itertools.product((False, True), repeat=2)) if int(v["jt"]) > 1 else [(False, False)]  # type: ignore[call-overload]
+    seconds: list[tuple[bool, bool]] = [(a, b) for a in (False, True) for b in (False, True)] \
+        if int(v["jt"]) > 1 else [(False, False)]  # type: ignore[call-overload]
     sync2 = [int(nxt["st_gen"]), int(v["gen"])] if int(v["stn"]) > 1 else [0]  # type: ignore[call-overload]
     return [Hidden(a, b, c) for a in firsts for b in seconds for c in sync2]
 
@@ -264,9 +264,9 @@ def input_candidates(kind: str, x: Values, domain: Sequence[int]) -> list[Input]
     if kind == "SyncGroup":
         given = x["given"]
         assert isinstance(given, frozenset)
-        req = SyncGroupRequest("g", mid, gen, iid, None, None if x["spc"] else "no-such-protocol",
-                               tuple((mname(k), b"a") for k in sorted(given)))
-        return [Input(kind, req, request_id=rid)]
+        sync = SyncGroupRequest("g", mid, gen, iid, None, None if x["spc"] else "no-such-protocol",
+                                tuple((mname(k), b"a") for k in sorted(given)))
+        return [Input(kind, sync, request_id=rid)]
     if kind == "Heartbeat":
         return [Input(kind, HeartbeatRequest("g", mid, gen, iid), request_id=rid)]
     if kind == "LeaveGroup":

@@ -171,7 +171,7 @@ def enabled(events: Sequence[str], urgent: Sequence[tuple[str, Guard]], g: Terms
         elif ev == TimerEvent.PendingMemberExpire.value:
             env.append(z3.And(k, z3.Not(x["mide"]), z3.Select(pend, x["mid"])))
         elif ev == TimerEvent.PartitionUnload.value:
-            env.append(z3.And(k, g["owned"], g["st"] != GSTATE[GroupState.Missing]))
+            env.append(z3.And(k, g["owned"]))
         elif ev == TimerEvent.PartitionLoad.value:
             env.append(z3.And(k, z3.Not(g["owned"])))
         elif ev == TimerEvent.OffsetsExpire.value:
