@@ -2,6 +2,7 @@
 #   schema.py    the row schema (one row per event), shared by JSON Lines and Parquet
 #   codec.py     JSON form of the request/response records (the `payload` column)
 #   validate.py  row validation -> TraceEvent or a rejects reason; whole-input schema check
+#   batch.py     stage 1 over Arrow batches: pyarrow JSON parse + vector checks, Python for flagged rows
 #   recorder.py  producers: a Recorder that emits rows, a recording Coordinator proxy
 #   generate.py  randomized workloads through a coordinator factory, optional injected bugs
 #   logparse.py  broker server.log GroupCoordinator lines -> kind=log rows

@@ -30,7 +30,7 @@ class PayloadError(ValueError):
         self.problem = problem
 
 
-_Decoder = Callable[[Any, str], Any]
+_Decoder = Callable[[Any], Any]  # raises PayloadError with the path below the value
 _Encoder = Callable[[Any], Any]
 
 REQUEST_TYPES: Final[tuple[type, ...]] = typing.get_args(Request)
@@ -55,66 +55,85 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _below(prefix: str, e: PayloadError) -> PayloadError:
+    """The same error one level up: paths are built only when decoding fails."""
+    return PayloadError(prefix + e.path, e.problem)
+
+
 def _scalar_decoder(kind: type) -> _Decoder:
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any) -> Any:
         # bool is an int in Python; a JSON true is not a valid int here, nor 1 a valid bool.
         if type(value) is not kind:
-            raise PayloadError(path, f"expected {kind.__name__}, got {_type_name(value)}")
+            raise PayloadError("", f"expected {kind.__name__}, got {_type_name(value)}")
         return value
 
     return decode
 
 
-def _bytes_decoder(value: Any, path: str) -> bytes:
+def _bytes_decoder(value: Any) -> bytes:
     if not isinstance(value, str):
-        raise PayloadError(path, f"expected hex string, got {_type_name(value)}")
+        raise PayloadError("", f"expected hex string, got {_type_name(value)}")
     try:
         return bytes.fromhex(value)
     except ValueError:
-        raise PayloadError(path, f"expected hex string, got {value!r}") from None
+        raise PayloadError("", f"expected hex string, got {value!r}") from None
 
 
-def _topic_partition_decoder(value: Any, path: str) -> TopicPartition:
+def _topic_partition_decoder(value: Any) -> TopicPartition:
     if not isinstance(value, str):
-        raise PayloadError(path, f"expected TOPIC-PARTITION string, got {_type_name(value)}")
+        raise PayloadError("", f"expected TOPIC-PARTITION string, got {_type_name(value)}")
     try:
         return TopicPartition.parse(value)
     except ValueError as e:
-        raise PayloadError(path, str(e)) from None
+        raise PayloadError("", str(e)) from None
 
 
 def _enum_decoder(kind: type[enum.Enum]) -> _Decoder:
     names = kind.__members__
 
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any) -> Any:
         if not isinstance(value, str) or value not in names:
-            raise PayloadError(path, f"expected a {kind.__name__} name, got {value!r}")
+            raise PayloadError("", f"expected a {kind.__name__} name, got {value!r}")
         return names[value]
 
     return decode
 
 
 def _optional_decoder(inner: _Decoder) -> _Decoder:
-    def decode(value: Any, path: str) -> Any:
-        return None if value is None else inner(value, path)
+    def decode(value: Any) -> Any:
+        return None if value is None else inner(value)
 
     return decode
 
 
 def _list_decoder(inner: _Decoder) -> _Decoder:
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any) -> Any:
         if not isinstance(value, list):
-            raise PayloadError(path, f"expected list, got {_type_name(value)}")
-        return tuple(inner(v, f"{path}[{i}]") for i, v in enumerate(value))
+            raise PayloadError("", f"expected list, got {_type_name(value)}")
+        try:
+            return tuple([inner(v) for v in value])
+        except PayloadError as e:
+            for i, v in enumerate(value):  # which item (only on failure)
+                try:
+                    inner(v)
+                except PayloadError:
+                    raise _below(f"[{i}]", e) from None
+            raise  # pragma: no cover - the item failed once, it fails again
 
     return decode
 
 
 def _fixed_tuple_decoder(inners: tuple[_Decoder, ...]) -> _Decoder:
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any) -> Any:
         if not isinstance(value, list) or len(value) != len(inners):
-            raise PayloadError(path, f"expected list of {len(inners)}, got {_type_name(value)}")
-        return tuple(d(v, f"{path}[{i}]") for i, (d, v) in enumerate(zip(inners, value)))
+            raise PayloadError("", f"expected list of {len(inners)}, got {_type_name(value)}")
+        out = []
+        for i, (d, v) in enumerate(zip(inners, value)):
+            try:
+                out.append(d(v))
+            except PayloadError as e:
+                raise _below(f"[{i}]", e) from None
+        return tuple(out)
 
     return decode
 
@@ -155,31 +174,34 @@ def _decoder_for(tp: Any) -> _Decoder:
 def _record_decoder(cls: type) -> _Decoder:
     hints = typing.get_type_hints(cls)
     fields = [f for f in dataclasses.fields(cls)]
-    required = {
+    required = frozenset(
         f.name
         for f in fields
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    }
+    )
     # Resolved lazily: records refer to each other.
     field_decoders: dict[str, _Decoder] = {}
 
-    def decode(value: Any, path: str) -> Any:
+    def decode(value: Any) -> Any:
         if not isinstance(value, dict):
-            raise PayloadError(path, f"expected object, got {_type_name(value)}")
+            raise PayloadError("", f"expected object, got {_type_name(value)}")
         if not field_decoders:
             for f in fields:
                 field_decoders[f.name] = _decoder_for(hints[f.name])
-        missing = required - value.keys()
-        if missing:
-            raise PayloadError(path, f"missing field(s) {', '.join(sorted(missing))} of {cls.__name__}")
+        if not required <= value.keys():
+            missing = required - value.keys()
+            raise PayloadError("", f"missing field(s) {', '.join(sorted(missing))} of {cls.__name__}")
         kwargs = {}
         for key, raw in value.items():
             if key == "type":
                 continue
             decoder = field_decoders.get(key)
             if decoder is None:
-                raise PayloadError(path, f"unknown field {key!r} of {cls.__name__}")
-            kwargs[key] = decoder(raw, f"{path}.{key}")
+                raise PayloadError("", f"unknown field {key!r} of {cls.__name__}")
+            try:
+                kwargs[key] = decoder(raw)
+            except PayloadError as e:
+                raise _below(f".{key}", e) from None
         return cls(**kwargs)
 
     return decode
@@ -223,11 +245,7 @@ def record_from_json(value: Any, expected: tuple[type, ...] = REQUEST_TYPES + RE
     if cls not in expected:
         wanted = ", ".join(t.__name__ for t in expected)
         raise PayloadError(".type", f"expected {wanted}, got {name}")
-    return _record_decoder_cached(cls)(value, "")
-
-
-def _record_decoder_cached(cls: type) -> _Decoder:
-    return _decoder_for(cls)
+    return _decoder_for(cls)(value)
 
 
 def loads_record(text: str, expected: tuple[type, ...] = REQUEST_TYPES + RESPONSE_TYPES) -> Any:
@@ -260,9 +278,14 @@ def loads_config(text: str) -> CoordinatorConfig:
         if key not in names:
             raise PayloadError(f".{key}", "unknown CoordinatorConfig field")
         if key == "not_owned_groups":
-            kwargs[key] = frozenset(_list_decoder(_scalar_decoder(str))(raw, f".{key}"))
+            decoder = _list_decoder(_scalar_decoder(str))
         elif key == "append_result":
-            kwargs[key] = _enum_decoder(Error)(raw, f".{key}")
+            decoder = _enum_decoder(Error)
         else:
-            kwargs[key] = _scalar_decoder(int)(raw, f".{key}")
+            decoder = _scalar_decoder(int)
+        try:
+            value_ = decoder(raw)
+        except PayloadError as e:
+            raise _below(f".{key}", e) from None
+        kwargs[key] = frozenset(value_) if key == "not_owned_groups" else value_
     return CoordinatorConfig(**kwargs)

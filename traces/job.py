@@ -17,12 +17,12 @@ from typing import Any, Callable, Final, Iterator, Optional
 
 from traces.inputs import Inputs
 from traces.output import AtomicOutput
+from traces.batch import STAGED_EXTRA, stage_json_lines, stage_records, staged_schema
 from traces.pipeline import (
     COVERAGE_COLUMNS,
     LOG,
     OUTPUT_COLUMNS,
     REJECT_COLUMNS,
-    STAGED_EXTRA,
     TRACE,
     VERDICT_COLUMNS,
     PartitionJudge,
@@ -38,7 +38,6 @@ _SPARK_TYPES: Final = {"string": "string", "int64": "bigint", "int32": "int"}
 STAGED_DDL: Final = ", ".join(
     [f"{c.name} {_SPARK_TYPES[c.type]}" for c in COLUMNS]
     + [f"{n} {_SPARK_TYPES[t]}" for n, t in STAGED_EXTRA]
-    + ["ignored bigint"]
 )
 OUTPUT_DDL: Final = ", ".join(f"`{n}` {_SPARK_TYPES[t]}" for n, t in OUTPUT_COLUMNS)
 
@@ -47,15 +46,6 @@ def _arrow_types() -> dict[str, Any]:
     import pyarrow as pa
 
     return {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32()}
-
-
-def _staged_schema() -> Any:
-    import pyarrow as pa
-
-    t = _arrow_types()
-    fields = [pa.field(c.name, t[c.type]) for c in COLUMNS]
-    fields += [pa.field(n, t[ty]) for n, ty in STAGED_EXTRA] + [pa.field("ignored", pa.int64())]
-    return pa.schema(fields)
 
 
 def _output_schema() -> Any:
@@ -74,30 +64,38 @@ def _to_batch(rows: list[dict[str, Any]], schema: Any) -> Any:
 # --- stage 1: one function per input format (each runs on executors) -------------------------
 
 
+def _origins(batch: Any, file_col: str, pos_col: str) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    files = pc.cast(batch.column(file_col), pa.string())
+    return pc.binary_join_element_wise(files, pc.cast(batch.column(pos_col), pa.string()), "#")
+
+
 def stage1_jsonl(batches: Iterator[Any]) -> Iterator[Any]:
-    schema = _staged_schema()
     for batch in batches:
-        cols = batch.to_pydict()
-        rows = [
-            validate_json_line(v, f"{f}#{p}") | {"ignored": None}
-            for v, f, p in zip(cols["value"], cols["file"], cols["pos"])
-        ]
-        yield _to_batch(rows, schema)
+        texts = batch.column("value").to_pylist()
+        origins = _origins(batch, "file", "pos")
+        table = stage_json_lines(texts, origins, lambda i: validate_json_line(texts[i], origins[i].as_py()))
+        yield from table.to_batches()
 
 
 def stage1_records(batches: Iterator[Any]) -> Iterator[Any]:
-    schema = _staged_schema()
+    import pyarrow as pa
+
     for batch in batches:
-        records = batch.to_pylist()
-        rows = []
-        for r in records:
-            origin = f"{r.pop('__file')}#{r.pop('__pos')}"
-            rows.append(validate_record({k: v for k, v in r.items() if v is not None}, origin) | {"ignored": None})
-        yield _to_batch(rows, schema)
+        origins = _origins(batch, "__file", "__pos")
+        table = pa.Table.from_batches([batch]).select(list(COLUMN_NAMES))
+
+        def check(i: int, table: Any = table, origins: Any = origins) -> dict[str, Any]:
+            record = {k: v for k, v in table.slice(i, 1).to_pylist()[0].items() if v is not None}
+            return validate_record(record, origins[i].as_py())
+
+        yield from stage_records(table, origins, check).to_batches()
 
 
 def stage1_log(batches: Iterator[Any]) -> Iterator[Any]:
-    schema = _staged_schema()
+    schema = staged_schema()
     ignored = 0
     for batch in batches:
         cols = batch.to_pydict()
@@ -129,26 +127,15 @@ def make_stage2(fmt: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
             if fmt == TRACE
             else PartitionJudge(fmt, edges=default_edges())
         )
-        ignored = 0
-
-        def rows() -> Iterator[dict[str, Any]]:
-            nonlocal ignored
-            for batch in batches:
-                for r in batch.to_pylist():
-                    if r["ignored"] is not None:
-                        ignored += r["ignored"]
-                    else:
-                        yield r
-
         out: list[dict[str, Any]] = []
-        for row in judge.judge(rows()):
+        for row in judge.judge(batches):
             out.append(row)
             if len(out) >= 4096:
                 yield _to_batch(out, schema)
                 out = []
         out.extend(judge.coverage_rows())
-        if ignored:
-            out.append({name: None for name in schema.names} | {"table": "ignored", "count": ignored})
+        if judge.ignored:
+            out.append({name: None for name in schema.names} | {"table": "ignored", "count": judge.ignored})
         if out:
             yield _to_batch(out, schema)
 

@@ -1,10 +1,13 @@
 """Per-partition processing, pure Python, shared by the Spark job and the single-process runner.
 
-Stage 1 (`validate_*`): each input line or record becomes a *staged row*: the trace columns plus
-`reject_reason` (None when the row is valid) and `raw` (the input text, for rejects).
-Stage 2 (`judge_partition`): staged rows sorted by (group, order) become output rows, tagged by
-`table`: one `verdict` per group, `reject` rows (stage-1 rejects passed through, plus duplicated
-and out-of-order events found here), and `coverage` rows (counts per table row or log edge).
+Stage 1 (`traces.batch` over Arrow batches; `validate_*` here for the rows it flags, and for log
+lines): each input line or record becomes a *staged row*: the trace columns plus `reject_reason`
+(None when the row is valid), `raw` (the input text, for rejects) and `ignored` (a count of log lines
+of other loggers, on a row of its own).
+Stage 2 (`PartitionJudge.judge`): staged Arrow batches sorted by (group, order) become output rows,
+tagged by `table`: one `verdict` per group, `reject` rows (stage-1 rejects passed through, plus
+payloads that do not decode or disagree with their columns, duplicated and out-of-order events, all
+found here), and `coverage` rows (counts per table row or log edge).
 Every input row ends up in exactly one of: a verdict's `events`, a reject, or `ignored` (log lines
 of other loggers, counted by stage 1 and never staged).
 """
@@ -19,13 +22,13 @@ from typing import Any, Callable, Final, Iterable, Iterator, Optional, Sequence
 from traces import logparse
 from traces.logcheck import Edges, check_group
 from traces.replay import ModelFactory, replay_group
+from traces.batch import STAGED_EXTRA
 from traces.schema import COLUMN_NAMES, EventKind, TraceEvent
-from traces.validate import RowError, parse_json_line, validate_row
+from traces.validate import RowError, decode_payload, parse_json_line, validate_row
 
 TRACE: Final = "trace"  # input format names
 LOG: Final = "log"
 
-STAGED_EXTRA: Final = (("reject_reason", "string"), ("raw", "string"))
 RAW_LIMIT: Final = 4000  # characters of a rejected input kept in the rejects output
 
 # Output rows of stage 2 (one schema, the `table` column says which output a row belongs to).
@@ -51,6 +54,7 @@ VERDICT_COLUMNS: Final = (
 )
 REJECT_COLUMNS: Final = ("group_id", "seq", "origin", "reason", "raw")
 COVERAGE_COLUMNS: Final = ("key", "count")
+_OUTPUT_NAMES: Final = tuple(name for name, _ in OUTPUT_COLUMNS)
 
 Row = dict[str, Any]
 
@@ -120,10 +124,9 @@ def _best_effort_key(text: str) -> tuple[Optional[str], Optional[int]]:
     return (gid if isinstance(gid, str) else None, seq if type(seq) is int else None)
 
 
-def _event(row: Row) -> TraceEvent:
-    values = {name: row[name] for name in COLUMN_NAMES}
-    values["kind"] = EventKind(values["kind"])
-    return TraceEvent(**values)
+_KINDS: Final = {k.value: k for k in EventKind}
+_PAYLOAD_KINDS: Final = (EventKind.request, EventKind.response)
+_STAGED_NAMES: Final = COLUMN_NAMES + tuple(n for n, _ in STAGED_EXTRA)
 
 
 @dataclass(slots=True)
@@ -134,50 +137,68 @@ class PartitionJudge:
     factory: Optional[ModelFactory] = None
     edges: Optional[Edges] = None
     coverage: Counter[str] = field(default_factory=Counter)
+    ignored: int = 0  # log lines of other loggers, counted by stage 1
 
-    def judge_group(self, group_id: str, rows: Sequence[Row]) -> Iterator[Row]:
-        events: list[TraceEvent] = []
+    def judge_group(self, group_id: str, events: Sequence[TraceEvent]) -> Iterator[Row]:
+        kept: list[TraceEvent] = []
+        records: list[Any] = []
         previous: Optional[TraceEvent] = None
-        for row in rows:
-            event = _event(row)
-            if previous is not None and self.fmt == TRACE:
+        trace = self.fmt == TRACE
+        for event in events:
+            record = None
+            if trace and event.kind in _PAYLOAD_KINDS:
+                try:
+                    record = decode_payload(event)
+                except RowError as e:
+                    yield _reject_out(str(e), event)
+                    continue
+            if previous is not None and trace:
                 reason = _order_problem(previous, event)
                 if reason is not None:
                     yield _reject_out(reason, event)
                     continue
-            events.append(event)
+            kept.append(event)
+            records.append(record)
             previous = event
-        if self.fmt == TRACE:
+        if trace:
             assert self.factory is not None
-            verdict = replay_group(group_id, events, self.factory)
+            verdict = replay_group(group_id, kept, self.factory, records)
         else:
             assert self.edges is not None
-            verdict = check_group(group_id, events, self.edges)
+            verdict = check_group(group_id, kept, self.edges)
         self.coverage.update(verdict.coverage)
-        out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
+        out: Row = dict.fromkeys(_OUTPUT_NAMES)
         out.update(verdict.to_row(), table="verdict")
         yield out
 
-    def judge(self, rows: Iterable[Row]) -> Iterator[Row]:
-        """Rows sorted by group; rejects (reject_reason set) may come anywhere."""
+    def judge(self, batches: Iterable[Any]) -> Iterator[Row]:
+        """Staged Arrow batches, good rows sorted by group; rejects (reject_reason set) may come anywhere."""
         current: Optional[str] = None
-        bucket: list[Row] = []
-        for row in rows:
-            if row["reject_reason"] is not None:
-                yield _staged_reject_out(row)
-                continue
-            gid = row["group_id"]
-            if gid != current:
-                if bucket:
-                    yield from self.judge_group(current or "", bucket)
-                current, bucket = gid, []
-            bucket.append(row)
+        bucket: list[TraceEvent] = []
+        kinds = _KINDS
+        for batch in batches:
+            cols = batch.to_pydict()
+            for values in zip(*[cols[n] for n in _STAGED_NAMES]):
+                reason, raw, ignored = values[18:21]
+                if ignored is not None:
+                    self.ignored += ignored
+                    continue
+                if reason is not None:
+                    yield _staged_reject_out(values[0], values[1], values[17], reason, raw)
+                    continue
+                event = TraceEvent(values[0], values[1], values[2], values[3], kinds[values[4]], *values[5:18])
+                gid = event.group_id
+                if gid != current:
+                    if bucket:
+                        yield from self.judge_group(current or "", bucket)
+                    current, bucket = gid, []
+                bucket.append(event)
         if bucket:
             yield from self.judge_group(current or "", bucket)
 
     def coverage_rows(self) -> Iterator[Row]:
         for key, count in sorted(self.coverage.items()):
-            out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
+            out: Row = dict.fromkeys(_OUTPUT_NAMES)
             out.update(table="coverage", key=key, count=count)
             yield out
 
@@ -195,26 +216,23 @@ def _order_problem(previous: TraceEvent, event: TraceEvent) -> Optional[str]:
 
 
 def _reject_out(reason: str, event: TraceEvent) -> Row:
-    out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
+    out: Row = dict.fromkeys(_OUTPUT_NAMES)
     raw = json.dumps({k: v for k, v in event.to_row().items() if v is not None}, separators=(",", ":"))
     out.update(table="reject", group_id=event.group_id, seq=event.seq, origin=event.origin, reason=reason, raw=raw[:RAW_LIMIT])
     return out
 
 
-def _staged_reject_out(row: Row) -> Row:
-    out: Row = {name: None for name, _ in OUTPUT_COLUMNS}
-    out.update(
-        table="reject", group_id=row["group_id"], seq=row["seq"], origin=row["origin"],
-        reason=row["reject_reason"], raw=row["raw"],
-    )
+def _staged_reject_out(group_id: Optional[str], seq: Optional[int], origin: Optional[str], reason: str,
+                       raw: Optional[str]) -> Row:
+    out: Row = dict.fromkeys(_OUTPUT_NAMES)
+    out.update(table="reject", group_id=group_id, seq=seq, origin=origin, reason=reason, raw=raw)
     return out
 
 
-def sort_key(fmt: str) -> Callable[[Row], tuple[Any, ...]]:
+def sort_columns(fmt: str) -> list[tuple[str, str]]:
     """The order stage 2 needs inside a group (the Spark job sorts by the same columns)."""
-    if fmt == TRACE:
-        return lambda r: (r["group_id"] or "", r["seq"] if r["seq"] is not None else -1)
-    return lambda r: (r["group_id"] or "", r["ts_ms"] or 0, r["seq"] if r["seq"] is not None else -1)
+    names = ("group_id", "seq") if fmt == TRACE else ("group_id", "ts_ms", "seq")
+    return [(n, "ascending") for n in names]
 
 
-__all__ = ["PartitionJudge", "validate_json_line", "validate_record", "validate_log_line", "sort_key"]
+__all__ = ["PartitionJudge", "validate_json_line", "validate_record", "validate_log_line", "sort_columns"]

@@ -85,6 +85,19 @@ class _Mismatch(Exception):
         self.actual = actual
 
 
+class _Differs(Exception):
+    """A mismatch found below the top of a record; the path is built on the way up (failures only)."""
+
+    def __init__(self, render: Callable[[str], tuple[str, str]], path: str = "") -> None:
+        super().__init__(path)
+        self.render = render  # where -> (expected, actual)
+        self.path = path
+
+    def mismatch(self, where: str) -> _Mismatch:
+        path = where + self.path if where else self.path.lstrip(".")
+        return _Mismatch(*self.render(path))
+
+
 class MemberIds:
     """The bijection recorded member id <-> model member id."""
 
@@ -93,12 +106,19 @@ class MemberIds:
         self.to_trace: dict[str, str] = {}
 
     def unify(self, recorded: str, produced: str, where: str) -> None:
+        try:
+            self._unify(recorded, produced)
+        except _Differs as d:
+            raise d.mismatch(where) from None
+
+    def _unify(self, recorded: str, produced: str) -> None:
         bound = self.to_model.get(recorded)
         if bound is None and produced not in self.to_trace:
             self.to_model[recorded] = produced
             self.to_trace[produced] = recorded
         elif bound != produced:
-            raise _Mismatch(f"{where}={self.to_trace.get(produced, produced)!r}", f"{where}={recorded!r}")
+            shown = self.to_trace.get(produced, produced)
+            raise _Differs(lambda w: (f"{w}={shown!r}", f"{w}={recorded!r}"))
 
     def model_id(self, recorded: str) -> str:
         return self.to_model.get(recorded, recorded)
@@ -107,45 +127,86 @@ class MemberIds:
 def _translate_request(request: Request, ids: MemberIds) -> Request:
     """Recorded ids in a request -> the model's ids (unknown ids pass through)."""
     changes: dict[str, Any] = {}
-    if hasattr(request, "member_id") and request.member_id:
-        changes["member_id"] = ids.model_id(request.member_id)
+    to_model = ids.to_model
+    member_id = getattr(request, "member_id", None)
+    if member_id and to_model.get(member_id, member_id) != member_id:
+        changes["member_id"] = to_model[member_id]
     if isinstance(request, SyncGroupRequest) and request.assignments:
-        changes["assignments"] = tuple((ids.model_id(m), a) for m, a in request.assignments)
+        assignments = tuple((to_model.get(m, m), a) for m, a in request.assignments)
+        if assignments != request.assignments:
+            changes["assignments"] = assignments
     members = getattr(request, "members", None)
     if members is not None:
-        changes["members"] = tuple(
-            MemberIdentity(ids.model_id(m.member_id) if m.member_id else m.member_id, m.group_instance_id)
+        translated = tuple(
+            MemberIdentity(to_model.get(m.member_id, m.member_id) if m.member_id else m.member_id,
+                           m.group_instance_id)
             for m in members
         )
+        if translated != members:
+            changes["members"] = translated
     return dataclasses.replace(request, **changes) if changes else request
 
 
 _ID_FIELDS: Final = frozenset({"member_id", "leader"})
+_GONE: Final = frozenset({GroupState.Dead.name, GroupState.Missing.name})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def _align(recorded: Any, produced: Any, ids: MemberIds, where: str) -> None:
     """Walk both records in parallel; member ids are unified, everything else must be equal."""
+    try:
+        _walk(recorded, produced, ids)
+    except _Differs as d:
+        raise d.mismatch(where) from None
+
+
+def _walk(recorded: Any, produced: Any, ids: MemberIds) -> None:
     if dataclasses.is_dataclass(recorded) and not isinstance(recorded, type):
         if type(recorded) is not type(produced):
-            raise _Mismatch(type(produced).__name__, type(recorded).__name__)
-        for f in dataclasses.fields(recorded):
-            r, p = getattr(recorded, f.name), getattr(produced, f.name)
-            path = f"{where}.{f.name}" if where else f.name
-            if f.name in _ID_FIELDS and isinstance(r, str) and isinstance(p, str) and r and p:
-                ids.unify(r, p, path)
-            elif isinstance(recorded, JoinGroupResponse) and f.name == "members":
-                continue  # compared at the step boundary, when every id of the step is bound
-            else:
-                _align(r, p, ids, path)
+            p, r = type(produced).__name__, type(recorded).__name__
+            raise _Differs(lambda w: (p, r))
+        skip_members = isinstance(recorded, JoinGroupResponse)
+        for name in _field_names(type(recorded)):
+            r, p = getattr(recorded, name), getattr(produced, name)
+            try:
+                if name in _ID_FIELDS and isinstance(r, str) and isinstance(p, str) and r and p:
+                    ids._unify(r, p)
+                elif skip_members and name == "members":
+                    continue  # compared at the step boundary, when every id of the step is bound
+                elif type(r) in _SCALARS and type(p) in _SCALARS:
+                    if r != p:
+                        raise _differs(p, r)
+                else:
+                    _walk(r, p, ids)
+            except _Differs as d:
+                raise _Differs(d.render, f".{name}{d.path}") from None
         return
     if isinstance(recorded, tuple) and isinstance(produced, tuple):
         if len(recorded) != len(produced):
-            raise _Mismatch(f"{where} of length {len(produced)}", f"length {len(recorded)}")
+            np_, nr = len(produced), len(recorded)
+            raise _Differs(lambda w: (f"{w} of length {np_}", f"length {nr}"))
         for i, (r, p) in enumerate(zip(recorded, produced)):
-            _align(r, p, ids, f"{where}[{i}]")
+            try:
+                _walk(r, p, ids)
+            except _Differs as d:
+                raise _Differs(d.render, f"[{i}]{d.path}") from None
         return
     if recorded != produced:
-        raise _Mismatch(f"{where}={produced!r}", f"{where}={recorded!r}")
+        raise _differs(produced, recorded)
+
+
+def _differs(produced: Any, recorded: Any) -> _Differs:
+    return _Differs(lambda w: (f"{w}={produced!r}", f"{w}={recorded!r}"))
+
+
+_SCALARS: Final = frozenset({str, int, bool, bytes, type(None)})
 
 
 def _align_members(
@@ -191,6 +252,9 @@ class GroupReplay:
         self._events = 0
         self._last: Optional[TraceEvent] = None
         self._trace_state: Optional[TraceEvent] = None  # the last recorded transition
+        self._view: Optional[tuple[str, Optional[int]]] = None  # the model's (state, generation) ...
+        self._view_mark = -1  # ... after this many model steps
+        self._steps: Optional[list[Any]] = None  # the model's `transitions` list, when it has one
 
     # --- driving the model -------------------------------------------------------------------
 
@@ -202,8 +266,12 @@ class GroupReplay:
     def _collect_rows(self) -> None:
         """Row ids fired since the last call: `transitions` (model.concrete: one entry per step,
         each with the `rows` it fired, in order) or a flat `fired_rows` list."""
-        steps = getattr(self._model, "transitions", None)
+        steps = self._steps
+        if steps is None:
+            steps = self._steps = getattr(self._model, "transitions", None)
         if steps is not None:
+            if len(steps) == self._fired_mark:
+                return
             new = [r for t in steps[self._fired_mark :] for r in t.rows]
             self._fired_mark = len(steps)
         else:
@@ -232,15 +300,11 @@ class GroupReplay:
         if step.transition is not None:
             self._trace_state = step.transition
         t = self._trace_state
-        view = getattr(self._model, "group_view", None)
-        if t is not None and view is not None:
+        if t is not None:
             # Once the trace has shown a transition, the model must be where the trace is at every
             # step boundary (also when this step recorded none: a missing transition is a finding).
-            g = view(self.group_id)
-            state = g.state.name if g is not None else GroupState.Missing.name
-            generation = g.generation_id if g is not None else None
-            gone = {GroupState.Dead.name, GroupState.Missing.name}
-            same = (state in gone and t.to_state in gone) or (state == t.to_state and generation == t.generation)
+            state, generation = self._model_state()
+            same = (state in _GONE and t.to_state in _GONE) or (state == t.to_state and generation == t.generation)
             if not same:
                 blame = step.transition or at
                 raise _Divergent(
@@ -252,7 +316,26 @@ class GroupReplay:
             raise _Divergent(at, f"a response to request {rid}: {self._produced[rid]!r}", "no response recorded")
         self._step = _Step()
 
-    def feed(self, event: TraceEvent) -> None:
+    def _model_state(self) -> tuple[str, Optional[int]]:
+        """The model's (state name, generation), as `group_view` reports it. With model.concrete the
+        last step's `after` group is that state, so no view is built per boundary."""
+        steps = getattr(self._model, "transitions", None)
+        if steps is not None and self._view_mark == len(steps) and self._view is not None:
+            return self._view
+        after = steps[-1].after if steps else None
+        if after is not None and hasattr(after, "state") and hasattr(after, "generation"):
+            state = after.state.name
+            view = (GroupState.Missing.name, None) if state in _GONE else (state, after.generation)
+        else:
+            view_of = getattr(self._model, "group_view", None)
+            g = view_of(self.group_id) if view_of is not None else None
+            view = (g.state.name, g.generation_id) if g is not None else (GroupState.Missing.name, None)
+        if steps is not None:
+            self._view_mark, self._view = len(steps), view
+        return view
+
+    def feed(self, event: TraceEvent, record: Optional[Any] = None) -> None:
+        """One event; `record` = its payload already decoded (request/response), else decoded here."""
         if event.seq != self._next_seq:
             raise _Gap(event, self._next_seq)
         self._next_seq += 1
@@ -265,10 +348,10 @@ class GroupReplay:
             if kind == EventKind.advance:
                 self._advance_to(event.ts_ms)
             else:
-                self._request(event)
+                self._request(event, record)
             self._collect_rows()
         elif kind == EventKind.response:
-            self._response(event)
+            self._response(event, record)
         elif kind == EventKind.transition:
             self._step.transition = event
         elif kind == EventKind.config:
@@ -278,9 +361,10 @@ class GroupReplay:
             self._coordinator(codec.loads_config(event.payload))
         # timers are internal: the model fires its own during `advance`; they are counted only.
 
-    def _request(self, event: TraceEvent) -> None:
+    def _request(self, event: TraceEvent, request: Optional[Any]) -> None:
         assert event.payload is not None and event.request_id is not None
-        request = codec.loads_record(event.payload, codec.REQUEST_TYPES)
+        if request is None:
+            request = codec.loads_record(event.payload, codec.REQUEST_TYPES)
         self._advance_to(event.ts_ms)
         request_id = event.request_id
         if request_id in self._sent:
@@ -292,9 +376,10 @@ class GroupReplay:
 
         self._coordinator().handle(_translate_request(request, self._ids), deliver)
 
-    def _response(self, event: TraceEvent) -> None:
+    def _response(self, event: TraceEvent, recorded: Optional[Any]) -> None:
         assert event.payload is not None and event.request_id is not None
-        recorded = codec.loads_record(event.payload, codec.RESPONSE_TYPES)
+        if recorded is None:
+            recorded = codec.loads_record(event.payload, codec.RESPONSE_TYPES)
         self._collect_rows()
         rid = event.request_id
         if rid in self._answered:
@@ -338,16 +423,18 @@ class _Gap(Exception):
         self.wanted = wanted
 
 
-def replay_group(group_id: str, events: Sequence[TraceEvent], factory: ModelFactory) -> Verdict:
+def replay_group(group_id: str, events: Sequence[TraceEvent], factory: ModelFactory,
+                 records: Optional[Sequence[Any]] = None) -> Verdict:
     """Replay one group's events (in seq order) through a fresh model; the first divergence wins.
 
-    Every event counts as replayed (read and judged), also those after the first divergence.
+    `records[i]` is event i's payload already decoded (None: decode it here). Every event counts as
+    replayed (read and judged), also those after the first divergence.
     """
     replay = GroupReplay(group_id, factory)
     verdict: Verdict
     try:
-        for event in events:
-            replay.feed(event)
+        for i, event in enumerate(events):
+            replay.feed(event, records[i] if records is not None else None)
         replay.finish()
         verdict = replay.verdict(OK)
     except _Gap as g:

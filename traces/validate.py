@@ -7,6 +7,7 @@ which stops the job instead of rejecting every row.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Final, Iterable, Mapping
 
@@ -117,6 +118,28 @@ def _check_vocabulary(kind: EventKind, values: dict[str, Any]) -> None:
 
 def _check_payload(event: TraceEvent) -> None:
     assert event.payload is not None and event.api is not None
+    _decode_payload(event)
+
+
+def decode_payload(event: TraceEvent) -> Any:
+    """The request/response record of a validated row, or RowError: the payload does not decode,
+    or it disagrees with the columns (api, group_id). The pipeline calls this once per row, in stage 2.
+
+    Decoding is a pure function of (kind, api, group_id, payload) and records are immutable, so
+    repeated payloads (heartbeats, their answers) are decoded once: a bounded cache, failures never cached.
+    """
+    assert event.payload is not None and event.api is not None
+    return _decode_cached(event.kind, event.api, event.group_id, event.payload)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decode_cached(kind: EventKind, api_name: str, group_id: str, payload: str) -> Any:
+    event = TraceEvent(group_id, 0, 0, "", kind, api=api_name, payload=payload)
+    return _decode_payload(event)
+
+
+def _decode_payload(event: TraceEvent) -> Any:
+    assert event.payload is not None and event.api is not None
     api = ApiKey[event.api]
     try:
         if event.kind == EventKind.request:
@@ -126,9 +149,11 @@ def _check_payload(event: TraceEvent) -> None:
             group_id = getattr(record, "group_id", None)
             if group_id is not None and group_id != event.group_id:
                 raise RowError(f"payload group_id {group_id!r} differs from column group_id {event.group_id!r}")
-        else:
-            request_type = next(t for t, r in codec.RESPONSE_FOR_REQUEST.items() if _api_of(t) == api)
-            codec.loads_record(event.payload, (codec.RESPONSE_FOR_REQUEST[request_type],))
+            return record
+        response_type = _RESPONSE_FOR_API.get(api)
+        if response_type is None:
+            raise RowError(f"column api: {api.name} has no response record (model.messages)")
+        return codec.loads_record(event.payload, (response_type,))
     except codec.PayloadError as e:
         raise RowError(str(e)) from None
 
@@ -137,6 +162,11 @@ def _api_of(request_type: type) -> ApiKey:
     default = getattr(request_type, "__dataclass_fields__")["api_key"].default
     assert isinstance(default, ApiKey)
     return default
+
+
+_RESPONSE_FOR_API: Final[dict[ApiKey, type]] = {
+    _api_of(request): response for request, response in codec.RESPONSE_FOR_REQUEST.items()
+}
 
 
 def parse_json_line(text: str) -> TraceEvent:
