@@ -4,7 +4,9 @@
 
 Generates a trace with the model as the producer (not timed), then times
 1. the Spark job (`traces.job.run`, local[2], the session already started), input to published output;
-2. the same replay in one Python process (`traces.local.run_local`).
+2. the same replay in one Python process (`traces.local.run_local`);
+3. the model alone on the same inputs (`ModelCoordinator.handle`/`advance` per group, requests decoded
+   beforehand): the floor no pipeline change can go below.
 Only counts reach the driver. Results are recorded by hand in benchmarks/traces_results.md.
 """
 
@@ -72,7 +74,44 @@ def main() -> int:
               f"{result.counts.replayed / local_s:,.0f} events/s")
         if profiler:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+        _model_floor(inputs, result.counts.replayed, local_s)
     return 0
+
+
+def _model_floor(inputs: object, events: int, local_s: float) -> None:
+    import pyarrow.compute as pc
+
+    from model.concrete import ModelCoordinator
+    from model.coordinator_api import CoordinatorConfig
+    from traces import codec
+    from traces.local import staged_table
+    from traces.pipeline import sort_columns
+
+    staged = staged_table(inputs)  # type: ignore[arg-type]
+    good = staged.filter(pc.is_null(staged["reject_reason"])).sort_by(sort_columns("trace"))
+    work: dict[str, list[tuple[str, int, object]]] = {}
+    for gid, kind, ts, payload in zip(*(good[c].to_pylist() for c in ("group_id", "kind", "ts_ms", "payload"))):
+        if kind == "config":
+            work.setdefault(gid, []).append((kind, ts, codec.loads_config(payload)))
+        elif kind == "request":
+            work.setdefault(gid, []).append((kind, ts, codec.loads_record(payload)))
+        elif kind == "advance":
+            work.setdefault(gid, []).append((kind, ts, None))
+    t = time.monotonic()
+    for ops in work.values():
+        model = None
+        for kind, ts, value in ops:
+            if kind == "config":
+                model = ModelCoordinator(value)  # type: ignore[arg-type]
+                continue
+            model = model or ModelCoordinator(CoordinatorConfig())
+            if ts > model.now_ms():
+                model.advance(ts - model.now_ms())
+            if kind == "request":
+                model.handle(value, lambda r: None)  # type: ignore[arg-type]
+    floor_s = time.monotonic() - t
+    print(f"model alone (handle/advance, same inputs): {floor_s:.1f}s = {events / floor_s:,.0f} events/s, "
+          f"{100 * floor_s / local_s:.0f}% of the single-process run")
 
 
 if __name__ == "__main__":
