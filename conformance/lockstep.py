@@ -39,7 +39,6 @@ from typing import Any, Callable, ClassVar, Final, Optional, Union
 from model.concrete import ModelCoordinator, armed_timers
 from model.coordinator_api import CoordinatorConfig
 from model.invariants import check_state, check_transition
-from model.state import Input
 from model.step import Transition
 from model.messages import (
     DescribeGroupsRequest,
@@ -876,33 +875,19 @@ class Lockstep:
         self._tie_note = []
 
     # -- equal deadlines: the model's advance with the opposite tie-break, on a rewound state.
-    # ModelCoordinator has no API for this: the snapshot and the loop below read and write its
-    # private fields (immutable Group records, so a snapshot is a shallow copy).
 
     def _snapshot(self) -> tuple[Any, ...]:
-        m = self.model
-        return (dict(m._groups), m._now, dict(m._callbacks), len(m.transitions),
-                {k: list(v) for k, v in self._arrivals.model.items()}, dict(self.tolerated))
+        return (self.model.snapshot(), {k: list(v) for k, v in self._arrivals.model.items()},
+                dict(self.tolerated))
 
     def _restore(self, snap: tuple[Any, ...]) -> None:
-        m = self.model
-        groups, now, callbacks, n, arrivals, tolerated = snap
-        m._groups, m._now, m._callbacks = dict(groups), now, dict(callbacks)
-        del m.transitions[n:]
+        model_snap, arrivals, tolerated = snap
+        self.model.restore(model_snap)
         self._arrivals.model = {k: list(v) for k, v in arrivals.items()}
         self.tolerated = dict(tolerated)
 
     def _model_advance(self, ms: int, reverse: bool) -> None:
-        """ModelCoordinator.advance, with equal deadlines fired in reverse tie-break order."""
-        m = self.model
-        m._now += ms
-        while True:
-            due = [(d, -order if reverse else order, gid, ev, mid) for gid, g in sorted(m._groups.items())
-                   for d, order, ev, mid in armed_timers(g) if d < m._now]
-            if not due:
-                return
-            _, _, gid, ev, mid = min(due)
-            m._step(gid, Input(ev, member_id=mid))
+        self.model.advance(ms, reverse_ties=reverse)
 
     def _differs(self) -> bool:
         """Whether responses or groups differ now (a trial comparison on a copy of the id map)."""

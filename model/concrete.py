@@ -121,12 +121,15 @@ class ModelCoordinator:
             if t.reply is not None:
                 self._deliver(rid, t.reply)
 
-    def advance(self, ms: int) -> None:
+    def advance(self, ms: int, reverse_ties: bool = False) -> None:
+        """Kafka leaves the order of equal deadlines unspecified; `reverse_ties` fires them in
+        the opposite of the default order (the lockstep comparison tries both)."""
         if ms < 0:
             raise ValueError(f"advance needs ms >= 0, got {ms}")
         self._now += ms
+        sign = -1 if reverse_ties else 1
         while True:
-            due = [(d, order, gid, ev, mid) for gid, g in sorted(self._groups.items())
+            due = [(d, sign * order, gid, ev, mid) for gid, g in sorted(self._groups.items())
                    for d, order, ev, mid in armed_timers(g) if d < self._now]
             if not due:
                 return
@@ -134,6 +137,19 @@ class ModelCoordinator:
             if self.recorder is not None:
                 self.recorder.on_timer(self._now, gid, TimerEvent(ev), mid)
             self._step(gid, Input(ev, member_id=mid))
+
+    def snapshot(self) -> tuple[object, ...]:
+        """Everything `restore` needs to rewind the coordinator (group records are immutable)."""
+        return (dict(self._groups), self._now, dict(self._callbacks), len(self.transitions),
+                self._next_request_id)
+
+    def restore(self, snap: tuple[object, ...]) -> None:
+        groups, now, callbacks, n, next_id = snap
+        assert isinstance(groups, dict) and isinstance(callbacks, dict)
+        assert isinstance(now, int) and isinstance(n, int) and isinstance(next_id, int)
+        self._groups, self._now, self._callbacks = dict(groups), now, dict(callbacks)
+        self._next_request_id = next_id
+        del self.transitions[n:]
 
     # -- WhiteBoxCoordinator ---------------------------------------------------------------
 
