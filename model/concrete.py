@@ -7,7 +7,7 @@ the Hypothesis oracle and trace replay can drive the model exactly like any othe
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Optional, Sequence
+from typing import Callable, Final, Optional, Sequence
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec, Recorder, ResponseCallback
 from model.dsl import Chooser, Output, Superseded, Table
@@ -46,20 +46,26 @@ def settings_from(config: CoordinatorConfig, append_result: Error) -> Settings:
     )
 
 
+_INITIAL_JOIN_EXPIRE: Final = TimerEvent.InitialDelayedJoinExpire.value
+_JOIN_EXPIRE: Final = TimerEvent.DelayedJoinExpire.value
+_SYNC_EXPIRE: Final = TimerEvent.DelayedSyncExpire.value
+_SESSION_EXPIRE: Final = TimerEvent.MemberSessionExpire.value
+_PENDING_EXPIRE: Final = TimerEvent.PendingMemberExpire.value
+
+
 def armed_timers(g: Group) -> list[tuple[int, int, str, Optional[str]]]:
     """(deadline, tie-break order, event, member) of every timer armed for the group."""
     out: list[tuple[int, int, str, Optional[str]]] = []
     for t in g.join_timers[:1]:
-        kind = (TimerEvent.InitialDelayedJoinExpire if t.kind == JoinTimerKind.InitialDelayedJoin
-                else TimerEvent.DelayedJoinExpire)
-        out.append((t.deadline, 0, kind.value, None))
+        kind = _INITIAL_JOIN_EXPIRE if t.kind is JoinTimerKind.InitialDelayedJoin else _JOIN_EXPIRE
+        out.append((t.deadline, 0, kind, None))
     for st in g.sync_timers[:1]:
-        out.append((st.deadline, 1, TimerEvent.DelayedSyncExpire.value, None))
+        out.append((st.deadline, 1, _SYNC_EXPIRE, None))
     for i, m in enumerate(g.members):
         if m.session_deadline is not None:
-            out.append((m.session_deadline, 2 + i, TimerEvent.MemberSessionExpire.value, m.member_id))
+            out.append((m.session_deadline, 2 + i, _SESSION_EXPIRE, m.member_id))
     for i, p in enumerate(g.pending):
-        out.append((p.deadline, 1000 + i, TimerEvent.PendingMemberExpire.value, p.member_id))
+        out.append((p.deadline, 1000 + i, _PENDING_EXPIRE, p.member_id))
     return out
 
 
@@ -76,6 +82,7 @@ class ModelCoordinator:
         self.recorder = recorder
         self.chooser = chooser
         self._append = config.append_result
+        self._settings_cache: Optional[tuple[CoordinatorConfig, Error, Settings]] = None
         self._now = 0
         self._next_request_id = 1
         self._groups: dict[str, Group] = {}
@@ -117,7 +124,7 @@ class ModelCoordinator:
         else:
             gid = request.group_id
             self._callbacks[rid] = (gid, callback)
-            t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
+            t = self._step(gid, Input(request.api_key._name_, request, request_id=rid))
             if t.reply is not None:
                 self._deliver(rid, t.reply)
 
@@ -129,14 +136,27 @@ class ModelCoordinator:
         self._now += ms
         sign = -1 if reverse_ties else 1
         while True:
-            due = [(d, sign * order, gid, ev, mid) for gid, g in sorted(self._groups.items())
-                   for d, order, ev, mid in armed_timers(g) if d < self._now]
-            if not due:
+            due = self._next_due(sign)
+            if due is None:
                 return
-            _, _, gid, ev, mid = min(due)
+            _, _, gid, ev, mid = due
             if self.recorder is not None:
                 self.recorder.on_timer(self._now, gid, TimerEvent(ev), mid)
             self._step(gid, Input(ev, member_id=mid))
+
+    def _next_due(self, sign: int) -> Optional[tuple[int, int, str, str, Optional[str]]]:
+        """The first timer to fire before now: the least (deadline, order, group, event, member)."""
+        now = self._now
+        best: Optional[tuple[int, int, str, str, Optional[str]]] = None
+        for gid, g in self._groups.items():
+            if not (g.join_timers or g.sync_timers or g.members or g.pending):
+                continue
+            for d, order, ev, mid in armed_timers(g):
+                if d < now:
+                    cand = (d, sign * order, gid, ev, mid)
+                    if best is None or cand < best:
+                        best = cand
+        return best
 
     def snapshot(self) -> tuple[object, ...]:
         """Everything `restore` needs to rewind the coordinator (group records are immutable)."""
@@ -233,7 +253,12 @@ class ModelCoordinator:
     # -- internals -------------------------------------------------------------------------
 
     def _settings(self) -> Settings:
-        return settings_from(self.config, self._append)
+        cached = self._settings_cache
+        if cached is not None and cached[0] is self.config and cached[1] is self._append:
+            return cached[2]
+        settings = settings_from(self.config, self._append)
+        self._settings_cache = (self.config, self._append, settings)
+        return settings
 
     def _step(self, group_id: str, inp: Input) -> Transition:
         g = self.group(group_id)

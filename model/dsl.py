@@ -14,7 +14,7 @@ table.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Final, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Final, Optional, Protocol, Sequence, TypeVar, Union
 
 from model.messages import Response
 from model.state import Group, Input, Settings
@@ -31,6 +31,55 @@ class SpecDefect(Exception):
         super().__init__(f"{detail}: state {state.name}, event {event}, rows {list(self.rows)}")
 
 
+# ---------------------------------------------------------------- registries
+
+_V = TypeVar("_V")
+
+
+class Registry(dict[str, _V]):
+    """A name -> definition dict (ATOMS, EFFECTS, REPLY_FORMS) that counts every change, so that
+    the step function's compiled form of a table (model/step.py) is rebuilt when a definition is
+    replaced (e.g. by a test's monkeypatch)."""
+
+    changes = 0  # across all registries
+
+    def _changed(self) -> None:
+        Registry.changes += 1
+
+    def __setitem__(self, key: str, value: _V) -> None:
+        self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._changed()
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._changed()
+        return super().setdefault(key, default)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self._changed()
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, _V]:
+        self._changed()
+        return super().popitem()
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
+
+    def __ior__(self, other: Any) -> "Registry[_V]":  # type: ignore[misc,override]
+        self._changed()
+        super().__ior__(other)
+        return self
+
+
 # ---------------------------------------------------------------- atoms and guards
 
 AtomFn = Callable[[Group, Input, Settings], bool]
@@ -43,7 +92,7 @@ class Atom:
     doc: str
 
 
-ATOMS: Final[dict[str, Atom]] = {}
+ATOMS: Final[dict[str, Atom]] = Registry()
 
 
 def atom(name: str) -> Callable[[AtomFn], AtomFn]:
@@ -186,7 +235,7 @@ class Effect:
     doc: str
 
 
-EFFECTS: Final[dict[str, Effect]] = {}
+EFFECTS: Final[dict[str, Effect]] = Registry()
 
 
 def effect(name: str, modifies: set[str], responds: bool = False) -> Callable[[EffectFn], EffectFn]:
@@ -207,7 +256,7 @@ def effect(name: str, modifies: set[str], responds: bool = False) -> Callable[[E
 # ---------------------------------------------------------------- replies
 
 ReplyFn = Callable[[Ctx, Error], Response]
-REPLY_FORMS: Final[dict[str, ReplyFn]] = {}
+REPLY_FORMS: Final[dict[str, ReplyFn]] = Registry()
 
 
 def reply_form(name: str) -> Callable[[ReplyFn], ReplyFn]:

@@ -8,25 +8,29 @@ choices (hash-map order) come from a `Chooser`; `step_all` enumerates every choi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Optional, Sequence
+from dataclasses import dataclass, fields
+from operator import attrgetter
+from typing import Callable, Final, Optional, Sequence, Union
 
 from model.dsl import (
     ATOMS,
     EFFECTS,
     REPLY_FORMS,
+    AtomFn,
     Chooser,
     Ctx,
+    Guard,
     Mode,
     Output,
+    Registry,
+    ReplyFn,
     Row,
     SpecDefect,
     Table,
-    Guard,
 )
 from model.messages import LeaveGroupRequest, LeaveGroupResponse, MemberLeaveResult, Response
-from model.state import Group, Input, Settings
-from model.vocabulary import Error
+from model.state import Group, Input, Settings, evolve
+from model.vocabulary import Error, GroupState
 
 MAX_URGENT_STEPS = 16
 
@@ -68,6 +72,7 @@ class ReplayChooser:
 
 
 _FIELDS = tuple(f.name for f in fields(Group))
+_NO_ANSWER: Final = ("park", "none", "continue")
 
 
 def matching_rows(table: Table, group: Group, inp: Input, settings: Settings) -> list[Row]:
@@ -91,44 +96,176 @@ def _matching(candidates: tuple[Row, ...], group: Group, inp: Input, settings: S
     return out
 
 
+# -- the compiled form of a table ---------------------------------------------------------------
+#
+# `fire` runs once per input and per urgent event, so the table is compiled once per table (and
+# rebuilt when an atom, effect or reply form is redefined): per (state, event) a decision tree
+# over the atoms that `_matching` would evaluate, in the order it would evaluate them, ending in
+# the rows that match; per row its effect functions, reply function and the fields its effects
+# must leave alone. Same atoms called in the same order, same rows, same checks as the
+# interpreted form above (which stays the fallback for an atom that returns a non-bool).
+
+
+class _Plan:
+    """One row, ready to apply."""
+
+    __slots__ = ("row", "effects", "frame", "next_state", "reply", "form", "error")
+
+    def __init__(self, row: Row) -> None:
+        self.row = row
+        self.effects = tuple(EFFECTS[name].fn for name in row.effects)
+        allowed = row.modifies()
+        # The fields the row's effects must not change (group_id is never compared).
+        self.frame = _fields_getter(tuple(f for f in _FIELDS if f not in allowed and f != "group_id"))
+        self.next_state = row.next_state
+        self.form = row.reply.form
+        self.error = row.reply.error
+        self.reply: Optional[ReplyFn] = (
+            None if row.reply.form in _NO_ANSWER else REPLY_FORMS[row.reply.form])
+
+
+def _fields_getter(names: tuple[str, ...]) -> Callable[[Group], object]:
+    if not names:
+        return lambda g: ()
+    if len(names) == 1:
+        (name,) = names
+        return lambda g: (getattr(g, name),)
+    return attrgetter(*names)
+
+
+class _Branch:
+    """Evaluate `atom`; continue with `if_true` / `if_false`."""
+
+    __slots__ = ("fn", "if_true", "if_false")
+
+    def __init__(self, fn: AtomFn, if_true: "_Node", if_false: "_Node") -> None:
+        self.fn = fn
+        self.if_true = if_true
+        self.if_false = if_false
+
+
+_Node = Union[_Branch, tuple[_Plan, ...]]
+
+
+def _decision_tree(rows: tuple[Row, ...], plans: dict[str, _Plan], known: dict[str, bool]) -> _Node:
+    """What `_matching` does given the atom values in `known`: ask the next atom it would
+    evaluate, or (all needed values known) the rows it would return."""
+    matched: list[_Plan] = []
+    for r in rows:
+        for lit in r.guard.literals:
+            v = known.get(lit.atom)
+            if v is None:
+                a = lit.atom
+                return _Branch(ATOMS[a].fn, _decision_tree(rows, plans, {**known, a: True}),
+                               _decision_tree(rows, plans, {**known, a: False}))
+            if v != lit.positive:
+                break
+        else:
+            matched.append(plans[r.id])
+    return tuple(matched)
+
+
+class _Compiled:
+    __slots__ = ("table", "version", "trees", "candidates")
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.version = Registry.changes
+        plans = {r.id: _Plan(r) for r in table.rows}
+        index = table._index()
+        self.candidates = index
+        # keyed by (state name, event): an enum's own hash is a Python-level call
+        self.trees: dict[tuple[str, str], _Node] = {
+            (state._name_, event): _decision_tree(rows, plans, {})
+            for (state, event), rows in index.items()}
+
+
+_COMPILED: dict[int, _Compiled] = {}
+
+
+def _compiled(table: Table) -> _Compiled:
+    c = _COMPILED.get(id(table))
+    if c is None or c.table is not table or c.version != Registry.changes:
+        c = _COMPILED[id(table)] = _Compiled(table)
+    return c
+
+
+def _match(c: _Compiled, group: Group, inp: Input, settings: Settings) -> tuple[_Plan, ...]:
+    node = c.trees.get((group.state._name_, inp.kind), ())
+    while type(node) is _Branch:
+        v = node.fn(group, inp, settings)
+        if v is True:
+            node = node.if_true
+        elif v is False:
+            node = node.if_false
+        else:  # not a bool: let the interpreted form decide
+            rows = _matching(c.candidates[(group.state, inp.kind)], group, inp, settings)
+            return tuple(_Plan(r) for r in rows)
+    assert isinstance(node, tuple)
+    return node
+
+
 def fire(table: Table, ctx: Ctx) -> tuple[Row, Optional[Response]]:
     """Apply the single matching row to ctx.group; return it and its reply (None if parked)."""
-    candidates = table.rows_for(ctx.group.state, ctx.inp.kind)
-    rows = _matching(candidates, ctx.group, ctx.inp, ctx.settings)
-    if len(rows) != 1:
-        raise SpecDefect(ctx.group.state, ctx.inp.kind,
-                         [r.id for r in (rows or list(candidates))],
-                         "no row matches" if not rows else "more than one row matches")
-    row = rows[0]
+    c = _compiled(table)
     before = ctx.group
+    plans = _match(c, before, ctx.inp, ctx.settings)
+    if len(plans) != 1:
+        candidates = c.candidates.get((before.state, ctx.inp.kind), ())
+        raise SpecDefect(before.state, ctx.inp.kind,
+                         [p.row.id for p in plans] or [r.id for r in candidates],
+                         "no row matches" if not plans else "more than one row matches")
+    plan = plans[0]
     ctx.scratch.clear()
-    for name in row.effects:
-        EFFECTS[name].fn(ctx)
-    allowed = row.modifies()
-    for f in _FIELDS:
-        if f not in allowed and f != "group_id" and getattr(before, f) != getattr(ctx.group, f):
-            raise SpecDefect(before.state, ctx.inp.kind, [row.id],
-                             f"effects changed undeclared field {f!r}")
-    if row.next_state is not None:
-        ctx.group = replace(ctx.group, state=row.next_state)
+    for fn in plan.effects:
+        fn(ctx)
+    after = ctx.group
+    if after is not before and plan.frame(before) != plan.frame(after):
+        for f in _FIELDS:
+            if (f not in plan.row.modifies() and f != "group_id"
+                    and getattr(before, f) != getattr(after, f)):
+                raise SpecDefect(before.state, ctx.inp.kind, [plan.row.id],
+                                 f"effects changed undeclared field {f!r}")
+    if plan.next_state is not None:
+        ctx.group = evolve(after, state=plan.next_state)
     reply: Optional[Response] = None
-    if row.reply.form not in ("park", "none", "continue"):
-        reply = REPLY_FORMS[row.reply.form](ctx, row.reply.error)
-    return row, reply
+    if plan.reply is not None:
+        reply = plan.reply(ctx, plan.error)
+    return plan.row, reply
+
+
+_URGENT_COMPILED: dict[int, tuple[Sequence[tuple[str, Guard]], int, tuple[
+    tuple[Input, tuple[tuple[AtomFn, bool], ...]], ...]]] = {}
+
+
+def _urgent_probes(urgent: Sequence[tuple[str, Guard]]) -> tuple[
+        tuple[Input, tuple[tuple[AtomFn, bool], ...]], ...]:
+    """Each urgent event's probe input and its guard as (atom function, polarity) pairs."""
+    cached = _URGENT_COMPILED.get(id(urgent))
+    if cached is None or cached[0] is not urgent or cached[1] != Registry.changes:
+        probes = tuple((Input(kind=event), tuple((ATOMS[lit.atom].fn, lit.positive)
+                                                 for lit in guard.literals))
+                       for event, guard in urgent)
+        cached = _URGENT_COMPILED[id(urgent)] = (urgent, Registry.changes, probes)
+    return cached[2]
 
 
 def run_urgent(table: Table, urgent: Sequence[tuple[str, Guard]], ctx: Ctx, fired: list[str]) -> None:
     """Fire urgent events while one of them is possible (purgatory checkAndComplete)."""
+    probes = _urgent_probes(urgent)
     for _ in range(MAX_URGENT_STEPS):
-        for event, guard in urgent:
-            probe = Input(kind=event)
-            if guard.holds(ctx.group, probe, ctx.settings):
-                saved, before = ctx.inp, ctx.group
+        for probe, literals in probes:
+            group, settings = ctx.group, ctx.settings
+            for fn, positive in literals:
+                if fn(group, probe, settings) != positive:
+                    break
+            else:
+                saved, before = ctx.inp, group
                 ctx.inp = probe
                 row, _ = fire(table, ctx)
                 ctx.inp = saved
                 fired.append(row.id)
-                if ctx.group == before:
+                if ctx.group is before or ctx.group == before:
                     return  # the completion changed nothing (e.g. a stale operation): done
                 break
         else:
@@ -163,7 +300,7 @@ def _leave_batch(table: Table, urgent: Sequence[tuple[str, Guard]], ctx: Ctx,
     results: list[MemberLeaveResult] = []
     outer = ctx.inp
     for item in request.members:
-        ctx.inp = replace(outer, member_id=item.member_id, instance_id=item.group_instance_id)
+        ctx.inp = evolve(outer, member_id=item.member_id, instance_id=item.group_instance_id)
         row, reply = fire(table, ctx)
         fired.append(row.id)
         assert isinstance(reply, LeaveGroupResponse)
