@@ -207,6 +207,106 @@ def _record_decoder(cls: type) -> _Decoder:
     return decode
 
 
+# -- fast decoding ---------------------------------------------------------------------------
+#
+# The decoders above define what a valid payload is and say what is wrong with an invalid one.
+# For each record type a second decoder is generated once: the same checks as straight-line code,
+# raising `_Invalid` at the first problem without saying which. `record_from_json` runs it first and,
+# when it fails in any way, runs the decoder above, which gives the error (or, should the fast one
+# ever be stricter than needed, the record): results and errors are those of the decoders above.
+
+
+class _Invalid(Exception):
+    pass
+
+
+_FAST: dict[Any, _Decoder] = {}
+
+
+def _fast_for(tp: Any) -> _Decoder:
+    cached = _FAST.get(tp)
+    if cached is None:
+        namespace: dict[str, Any] = {"_Invalid": _Invalid, "_fromhex": bytes.fromhex,
+                                     "_parse_tp": TopicPartition.parse, "_missing": dataclasses.MISSING}
+        lines = [f"def fast(value):"] + _fast_body(tp, "value", "out", "    ", namespace) + ["    return out"]
+        exec("\n".join(lines) + "\n", namespace)
+        cached = _FAST[tp] = namespace["fast"]
+    return cached
+
+
+def _fast_body(tp: Any, src: str, dst: str, ind: str, ns: dict[str, Any]) -> list[str]:
+    """Lines that check `src` as `_decoder_for(tp)` would and leave the decoded value in `dst`."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp in (str, int, bool):
+        return [f"{ind}if type({src}) is not {tp.__name__}: raise _Invalid", f"{ind}{dst} = {src}"]
+    if tp is bytes:
+        return [f"{ind}if not isinstance({src}, str): raise _Invalid", f"{ind}{dst} = _fromhex({src})"]
+    if tp is TopicPartition:
+        return [f"{ind}if not isinstance({src}, str): raise _Invalid", f"{ind}{dst} = _parse_tp({src})"]
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        names = f"_names_{len(ns)}"
+        ns[names] = tp.__members__
+        return [f"{ind}if not isinstance({src}, str) or {src} not in {names}: raise _Invalid",
+                f"{ind}{dst} = {names}[{src}]"]
+    if origin in (Union, types.UnionType) and type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        return ([f"{ind}if {src} is None:", f"{ind}    {dst} = None", f"{ind}else:"]
+                + _fast_body(inner, src, dst, ind + "    ", ns))
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = f"_item_{len(ns)}"
+        ns[item] = _fast_for(args[0])
+        return [f"{ind}if not isinstance({src}, list): raise _Invalid",
+                f"{ind}{dst} = tuple([{item}(v) for v in {src}])"]
+    if origin is tuple:
+        parts = []
+        for i, a in enumerate(args):
+            item = f"_item_{len(ns)}"
+            ns[item] = _fast_for(a)
+            parts.append(f"{item}({src}[{i}])")
+        return [f"{ind}if not isinstance({src}, list) or len({src}) != {len(args)}: raise _Invalid",
+                f"{ind}{dst} = ({', '.join(parts)},)"]
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp)
+        fields = dataclasses.fields(tp)
+        required = frozenset(f.name for f in fields if f.default is dataclasses.MISSING
+                             and f.default_factory is dataclasses.MISSING)
+        cls, req, allowed = f"_cls_{len(ns)}", f"_req_{len(ns)}", f"_allowed_{len(ns)}"
+        ns[cls], ns[req], ns[allowed] = tp, required, frozenset(f.name for f in fields) | {"type"}
+        body = [f"{ind}if not isinstance({src}, dict): raise _Invalid",
+                f"{ind}keys = {src}.keys()",
+                f"{ind}if not ({req} <= keys and keys <= {allowed}): raise _Invalid"]
+        slotted = all(type(tp.__dict__.get(f.name)).__name__ == "member_descriptor" for f in fields)
+        for i, f in enumerate(fields):
+            default = f"_default_{len(ns)}"
+            ns[default] = f.default if f.default is not dataclasses.MISSING else None
+            body.append(f"{ind}v = {src}.get({f.name!r}, _missing)")
+            if f.name in required:
+                body.append(f"{ind}if True:")
+            else:
+                body += [f"{ind}if v is _missing:", f"{ind}    x{i} = {default}", f"{ind}else:"]
+            if typing.get_origin(hints[f.name]) is None:
+                body += _fast_body(hints[f.name], "v", f"x{i}", ind + "    ", ns)
+            else:
+                item = f"_item_{len(ns)}"
+                ns[item] = _fast_for(hints[f.name])
+                body.append(f"{ind}    x{i} = {item}(v)")
+        if slotted and not any(f.default_factory is not dataclasses.MISSING for f in fields) \
+                and not hasattr(tp, "__post_init__"):
+            # the constructor only stores the values: store them through the slots
+            ns["_new"] = object.__new__
+            body.append(f"{ind}{dst} = _new({cls})")
+            for i, f in enumerate(fields):
+                setter = f"_set_{len(ns)}"
+                ns[setter] = tp.__dict__[f.name].__set__
+                body.append(f"{ind}{setter}({dst}, x{i})")
+        else:
+            kwargs = ", ".join(f"{f.name}=x{i}" for i, f in enumerate(fields))
+            body.append(f"{ind}{dst} = {cls}({kwargs})")
+        return body
+    raise TypeError(f"no JSON decoder for {tp!r}")  # pragma: no cover
+
+
 def _encode(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, bool)):
         return value
@@ -245,7 +345,10 @@ def record_from_json(value: Any, expected: tuple[type, ...] = REQUEST_TYPES + RE
     if cls not in expected:
         wanted = ", ".join(t.__name__ for t in expected)
         raise PayloadError(".type", f"expected {wanted}, got {name}")
-    return _decoder_for(cls)(value)
+    try:
+        return _fast_for(cls)(value)
+    except Exception:
+        return _decoder_for(cls)(value)
 
 
 def loads_record(text: str, expected: tuple[type, ...] = REQUEST_TYPES + RESPONSE_TYPES) -> Any:

@@ -14,6 +14,7 @@ of other loggers, counted by stage 1 and never staged).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -125,6 +126,25 @@ def _best_effort_key(text: str) -> tuple[Optional[str], Optional[int]]:
 
 
 _KINDS: Final = {k.value: k for k in EventKind}
+
+
+def _slot_constructor(cls: type) -> Callable[..., Any]:
+    """`cls(*values)` for a frozen slotted record without __post_init__ (TraceEvent: one per staged
+    row), storing the values through the slots instead of the frozen class's __setattr__ guard."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert not hasattr(cls, "__post_init__") and all(f.init for f in dataclasses.fields(cls))
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    lines = [f"def make({', '.join(names)}):", "    out = _new(_cls)"]
+    for n in names:
+        namespace[f"_set_{n}"] = cls.__dict__[n].__set__
+        lines.append(f"    _set_{n}(out, {n})")
+    lines.append("    return out")
+    exec("\n".join(lines) + "\n", namespace)
+    fn: Callable[..., Any] = namespace["make"]
+    return fn
+
+
+_new_event: Final = _slot_constructor(TraceEvent)
 _PAYLOAD_KINDS: Final = (EventKind.request, EventKind.response)
 _STAGED_NAMES: Final = COLUMN_NAMES + tuple(n for n, _ in STAGED_EXTRA)
 
@@ -152,7 +172,8 @@ class PartitionJudge:
                 except RowError as e:
                     yield _reject_out(str(e), event)
                     continue
-            if previous is not None and trace:
+            if (previous is not None and trace
+                    and (event.seq == previous.seq or event.ts_ms < previous.ts_ms)):
                 reason = _order_problem(previous, event)
                 if reason is not None:
                     yield _reject_out(reason, event)
@@ -176,6 +197,7 @@ class PartitionJudge:
         current: Optional[str] = None
         bucket: list[TraceEvent] = []
         kinds = _KINDS
+        new_event = _new_event
         for batch in batches:
             cols = batch.to_pydict()
             for values in zip(*[cols[n] for n in _STAGED_NAMES]):
@@ -186,7 +208,7 @@ class PartitionJudge:
                 if reason is not None:
                     yield _staged_reject_out(values[0], values[1], values[17], reason, raw)
                     continue
-                event = TraceEvent(values[0], values[1], values[2], values[3], kinds[values[4]], *values[5:18])
+                event = new_event(values[0], values[1], values[2], values[3], kinds[values[4]], *values[5:18])
                 gid = event.group_id
                 if gid != current:
                     if bucket:

@@ -159,6 +159,19 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+_RECORD_FIELDS: dict[type, Optional[tuple[str, ...]]] = {}
+
+
+def _record_fields(cls: type) -> Optional[tuple[str, ...]]:
+    """The field names of a dataclass type, None for any other type (cached per type)."""
+    try:
+        return _RECORD_FIELDS[cls]
+    except KeyError:
+        names = _field_names(cls) if dataclasses.is_dataclass(cls) else None
+        _RECORD_FIELDS[cls] = names
+        return names
+
+
 def _align(recorded: Any, produced: Any, ids: MemberIds, where: str) -> None:
     """Walk both records in parallel; member ids are unified, everything else must be equal."""
     try:
@@ -168,12 +181,13 @@ def _align(recorded: Any, produced: Any, ids: MemberIds, where: str) -> None:
 
 
 def _walk(recorded: Any, produced: Any, ids: MemberIds) -> None:
-    if dataclasses.is_dataclass(recorded) and not isinstance(recorded, type):
+    names = _record_fields(type(recorded))
+    if names is not None and not isinstance(recorded, type):
         if type(recorded) is not type(produced):
             p, r = type(produced).__name__, type(recorded).__name__
             raise _Differs(lambda w: (p, r))
         skip_members = isinstance(recorded, JoinGroupResponse)
-        for name in _field_names(type(recorded)):
+        for name in names:
             r, p = getattr(recorded, name), getattr(produced, name)
             try:
                 if name in _ID_FIELDS and isinstance(r, str) and isinstance(p, str) and r and p:
@@ -244,6 +258,7 @@ class GroupReplay:
         self._ids = MemberIds()
         self._produced: dict[int, Response] = {}  # request id -> model's response, not yet compared
         self._answered: set[int] = set()  # request ids whose recorded response was compared
+        self._unanswered: set[int] = set()  # = set(self._produced) - self._answered
         self._sent: set[int] = set()
         self._step = _Step()
         self._fired_mark = 0
@@ -310,16 +325,17 @@ class GroupReplay:
                 raise _Divergent(
                     blame, f"state {state} generation {generation}", f"state {t.to_state} generation {t.generation}"
                 )
-        unexpected = sorted(set(self._produced) - self._answered)
-        if unexpected and at.kind != EventKind.response:
-            rid = unexpected[0]
+        if self._unanswered and at.kind != EventKind.response:
+            rid = min(self._unanswered)
             raise _Divergent(at, f"a response to request {rid}: {self._produced[rid]!r}", "no response recorded")
         self._step = _Step()
 
     def _model_state(self) -> tuple[str, Optional[int]]:
         """The model's (state name, generation), as `group_view` reports it. With model.concrete the
         last step's `after` group is that state, so no view is built per boundary."""
-        steps = getattr(self._model, "transitions", None)
+        steps = self._steps
+        if steps is None:
+            steps = self._steps = getattr(self._model, "transitions", None)
         if steps is not None and self._view_mark == len(steps) and self._view is not None:
             return self._view
         after = steps[-1].after if steps else None
@@ -373,6 +389,8 @@ class GroupReplay:
 
         def deliver(response: Response) -> None:
             self._produced[request_id] = response
+            if request_id not in self._answered:
+                self._unanswered.add(request_id)
 
         self._coordinator().handle(_translate_request(request, self._ids), deliver)
 
@@ -388,6 +406,7 @@ class GroupReplay:
         if produced is None:
             raise _Divergent(event, f"no response to request {rid} yet", repr(recorded))
         self._answered.add(rid)
+        self._unanswered.discard(rid)
         try:
             _align(recorded, produced, self._ids, "")
         except _Mismatch as m:

@@ -118,7 +118,7 @@ def _check_vocabulary(kind: EventKind, values: dict[str, Any]) -> None:
 
 def _check_payload(event: TraceEvent) -> None:
     assert event.payload is not None and event.api is not None
-    _decode_payload(event)
+    _decode_payload(event.kind, event.api, event.group_id, event.payload)
 
 
 def decode_payload(event: TraceEvent) -> Any:
@@ -134,26 +134,24 @@ def decode_payload(event: TraceEvent) -> Any:
 
 @functools.lru_cache(maxsize=4096)
 def _decode_cached(kind: EventKind, api_name: str, group_id: str, payload: str) -> Any:
-    event = TraceEvent(group_id, 0, 0, "", kind, api=api_name, payload=payload)
-    return _decode_payload(event)
+    return _decode_payload(kind, api_name, group_id, payload)
 
 
-def _decode_payload(event: TraceEvent) -> Any:
-    assert event.payload is not None and event.api is not None
-    api = ApiKey[event.api]
+def _decode_payload(kind: EventKind, api_name: str, group_id: str, payload: str) -> Any:
+    api = ApiKey[api_name]
     try:
-        if event.kind == EventKind.request:
-            record = codec.loads_record(event.payload, codec.REQUEST_TYPES)
+        if kind == EventKind.request:
+            record = codec.loads_record(payload, codec.REQUEST_TYPES)
             if record.api_key != api:
                 raise RowError(f"payload is a {type(record).__name__}, but column api is {api.name}")
-            group_id = getattr(record, "group_id", None)
-            if group_id is not None and group_id != event.group_id:
-                raise RowError(f"payload group_id {group_id!r} differs from column group_id {event.group_id!r}")
+            record_group = getattr(record, "group_id", None)
+            if record_group is not None and record_group != group_id:
+                raise RowError(f"payload group_id {record_group!r} differs from column group_id {group_id!r}")
             return record
         response_type = _RESPONSE_FOR_API.get(api)
         if response_type is None:
             raise RowError(f"column api: {api.name} has no response record (model.messages)")
-        return codec.loads_record(event.payload, (response_type,))
+        return codec.loads_record(payload, (response_type,))
     except codec.PayloadError as e:
         raise RowError(str(e)) from None
 
