@@ -29,7 +29,8 @@ from model.state import (
     PendingMember,
     PersistedGroup,
     SyncTimer,
-    evolve,
+    evolve_group,
+    evolve_member,
 )
 from model.vocabulary import Error, GroupState, map_store_group_error
 
@@ -40,9 +41,9 @@ def armed_session(ctx: Ctx, m: Member, timeout_ms: Optional[int] = None) -> Memb
     """GC:1281 completeAndScheduleNextHeartbeatExpiration: a fresh DelayedHeartbeat, which
     completes at once (no timer) when the member is satisfied (parked and not new, MM:93)."""
     if not m.is_new and (m.awaiting_join is not None or m.awaiting_sync is not None):
-        return evolve(m, session_deadline=None)
+        return evolve_member(m, session_deadline=None)
     t = m.session_timeout_ms if timeout_ms is None else timeout_ms
-    return evolve(m, session_deadline=ctx.mode.deadline(ctx.now_ms, t))
+    return evolve_member(m, session_deadline=ctx.mode.deadline(ctx.now_ms, t))
 
 
 def _target_id(ctx: Ctx) -> str:
@@ -72,9 +73,9 @@ def _remove(ctx: Ctx, member_id: str, parked_join_error: Optional[Error]) -> Non
         ctx.outputs.append(Output(m.awaiting_sync, Superseded(), m.member_id))
     g = g.without_member(member_id)
     if g.leader == member_id:
-        g = evolve(g, leader=None)
+        g = evolve_group(g, leader=None)
         ctx.group = g
-        g = evolve(g, leader=_choose_member(ctx, "leader-after-removal", list(g.members)))
+        g = evolve_group(g, leader=_choose_member(ctx, "leader-after-removal", list(g.members)))
     ctx.group = g
 
 
@@ -83,7 +84,7 @@ def _answer_sync(ctx: Ctx, m: Member, response: SyncGroupResponse) -> Member:
     member's session re-armed, because an expiry while it was parked was ignored."""
     assert m.awaiting_sync is not None
     ctx.respond(m.awaiting_sync, response, m.member_id)
-    return armed_session(ctx, evolve(m, awaiting_sync=None))
+    return armed_session(ctx, evolve_member(m, awaiting_sync=None))
 
 
 def _new_member(ctx: Ctx, member_id: str) -> Member:
@@ -155,14 +156,14 @@ def load_group(ctx: Ctx) -> None:
     g = ctx.group
     p = g.persisted
     if p is None:
-        ctx.group = evolve(g, owned=True)
+        ctx.group = evolve_group(g, owned=True)
         return
     members = tuple(
-        evolve(m, awaiting_join=None, awaiting_sync=None, is_new=False, pending_sync=False,
+        evolve_member(m, awaiting_join=None, awaiting_sync=None, is_new=False, pending_sync=False,
                 session_deadline=ctx.mode.deadline(ctx.now_ms, m.session_timeout_ms))
         for m in p.members
     )
-    ctx.group = evolve(g, generation=p.generation, protocol_type=p.protocol_type,
+    ctx.group = evolve_group(g, generation=p.generation, protocol_type=p.protocol_type,
                         protocol_name=p.protocol_name, leader=p.leader, members=members,
                         owned=True)
 
@@ -170,22 +171,22 @@ def load_group(ctx: Ctx) -> None:
 @effect("claim-partition", modifies={"owned"})
 def claim_partition(ctx: Ctx) -> None:
     """Partition immigration with nothing to load: the coordinator now owns the partition."""
-    ctx.group = evolve(ctx.group, owned=True)
+    ctx.group = evolve_group(ctx.group, owned=True)
 
 
 @effect("release-partition", modifies={"owned"})
 def release_partition(ctx: Ctx) -> None:
     """Partition emigration of a group that has no object in the cache."""
-    ctx.group = evolve(ctx.group, owned=False)
+    ctx.group = evolve_group(ctx.group, owned=False)
 
 
 @effect("persist-group", modifies={"persisted"})
 def persist_group(ctx: Ctx) -> None:
     """GMM:250 storeGroup succeeded: the GroupMetadata record a later load resumes from."""
     g = ctx.group
-    record = tuple(evolve(m, awaiting_join=None, awaiting_sync=None, is_new=False,
+    record = tuple(evolve_member(m, awaiting_join=None, awaiting_sync=None, is_new=False,
                            session_deadline=None, pending_sync=False) for m in g.members)
-    ctx.group = evolve(g, persisted=PersistedGroup(
+    ctx.group = evolve_group(g, persisted=PersistedGroup(
         state=GroupState.Stable if g.members else GroupState.Empty,
         generation=g.generation, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
         leader=g.leader, members=record))
@@ -200,7 +201,7 @@ def add_pending_member(ctx: Ctx) -> None:
     new_id = _fresh_id(ctx)
     ctx.scratch["member_id"] = new_id
     deadline = ctx.mode.deadline(ctx.now_ms, join_request(ctx.inp).session_timeout_ms)
-    ctx.group = evolve(ctx.group, pending=ctx.group.pending + (PendingMember(new_id, deadline),))
+    ctx.group = evolve_group(ctx.group, pending=ctx.group.pending + (PendingMember(new_id, deadline),))
 
 
 @effect("add-member", modifies={"members", "pending", "leader", "protocol_type"})
@@ -215,12 +216,12 @@ def add_member(ctx: Ctx) -> None:
     m = _new_member(ctx, mid)
     m = armed_session(ctx, m, ctx.settings.new_member_join_timeout_ms)
     g = ctx.group
-    g = evolve(g, pending=tuple(p for p in g.pending if p.member_id != mid),
+    g = evolve_group(g, pending=tuple(p for p in g.pending if p.member_id != mid),
                 members=g.members + (m,))
     if g.leader is None:
-        g = evolve(g, leader=mid)
+        g = evolve_group(g, leader=mid)
     if g.protocol_type is None or not ctx.group.members:
-        g = evolve(g, protocol_type=m.protocol_type)
+        g = evolve_group(g, protocol_type=m.protocol_type)
     ctx.group = g
 
 
@@ -229,7 +230,7 @@ def mark_new_member_added(ctx: Ctx) -> None:
     """GC:1329: a member added while an initial rebalance of a generation-0 group is running
     extends the InitialDelayedJoin (only generation 0: a re-used Empty group is not extended)."""
     if ctx.group.generation == 0:
-        ctx.group = evolve(ctx.group, new_member_added=True)
+        ctx.group = evolve_group(ctx.group, new_member_added=True)
 
 
 @effect("update-and-park-join", modifies={"members"}, responds=True)
@@ -241,7 +242,7 @@ def update_and_park_join(ctx: Ctx) -> None:
     assert m is not None
     if m.awaiting_join is not None:
         ctx.outputs.append(Output(m.awaiting_join.request_id, Superseded(), m.member_id))
-    m = evolve(m, protocols=j.protocols, session_timeout_ms=j.session_timeout_ms,
+    m = evolve_member(m, protocols=j.protocols, session_timeout_ms=j.session_timeout_ms,
                 rebalance_timeout_ms=j.rebalance_timeout_ms,
                 awaiting_join=ParkedJoin(ctx.inp.request_id, j.supports_skip_assignment))
     ctx.group = ctx.group.with_member(m)
@@ -268,11 +269,11 @@ def replace_static_member(ctx: Ctx) -> None:
                     JoinGroupResponse(Error.FENCED_INSTANCE_ID, member_id=old_id), old_id)
     if old.awaiting_sync is not None:
         ctx.respond(old.awaiting_sync, SyncGroupResponse(Error.FENCED_INSTANCE_ID), old_id)
-    m = evolve(old, member_id=new_id, awaiting_join=None, awaiting_sync=None)
+    m = evolve_member(old, member_id=new_id, awaiting_join=None, awaiting_sync=None)
     m = armed_session(ctx, m)
     members = tuple(m if x.member_id == old_id else x for x in ctx.group.members)
     leader = new_id if ctx.group.leader == old_id else ctx.group.leader
-    ctx.group = evolve(ctx.group, members=members, leader=leader)
+    ctx.group = evolve_group(ctx.group, members=members, leader=leader)
 
 
 @effect("revert-static-replacement", modifies={"members", "leader"})
@@ -285,11 +286,11 @@ def revert_static_replacement(ctx: Ctx) -> None:
     assert isinstance(new_id, str) and isinstance(old, Member)
     cur = ctx.group.member(new_id)
     assert cur is not None
-    back = armed_session(ctx, evolve(old, protocols=cur.protocols, awaiting_join=None,
+    back = armed_session(ctx, evolve_member(old, protocols=cur.protocols, awaiting_join=None,
                                       awaiting_sync=None))
     members = tuple(back if x.member_id == new_id else x for x in ctx.group.members)
     leader = old.member_id if ctx.group.leader == new_id else ctx.group.leader
-    ctx.group = evolve(ctx.group, members=members, leader=leader)
+    ctx.group = evolve_group(ctx.group, members=members, leader=leader)
 
 
 @effect("unpark-join", modifies={"members"})
@@ -297,7 +298,7 @@ def unpark_join(ctx: Ctx) -> None:
     """The JoinGroup parked by updateMember is answered now (by the reply column)."""
     m = ctx.group.member(_target_id(ctx))
     assert m is not None
-    ctx.group = ctx.group.with_member(evolve(m, awaiting_join=None))
+    ctx.group = ctx.group.with_member(evolve_member(m, awaiting_join=None))
 
 
 @effect("rebalance", modifies={"members", "join_timers", "sync_timers"}, responds=True)
@@ -313,8 +314,8 @@ def rebalance(ctx: Ctx) -> None:
         if g.state == GroupState.CompletingRebalance:
             if m.awaiting_sync is not None:
                 m = _answer_sync(ctx, m, SyncGroupResponse(Error.REBALANCE_IN_PROGRESS))
-            m = evolve(m, assignment=b"")
-        members.append(evolve(m, pending_sync=False))
+            m = evolve_member(m, assignment=b"")
+        members.append(evolve_member(m, pending_sync=False))
     timeout = max((m.rebalance_timeout_ms for m in members), default=0)
     if g.state == GroupState.Empty:
         delay = ctx.settings.initial_rebalance_delay_ms
@@ -322,7 +323,7 @@ def rebalance(ctx: Ctx) -> None:
                           delay_ms=delay, remaining_ms=max(timeout - delay, 0))
     else:
         timer = JoinTimer(JoinTimerKind.DelayedJoin, ctx.mode.deadline(ctx.now_ms, timeout))
-    ctx.group = evolve(g, members=tuple(members), sync_timers=(),
+    ctx.group = evolve_group(g, members=tuple(members), sync_timers=(),
                         join_timers=g.join_timers + (timer,))
 
 
@@ -346,32 +347,32 @@ def elect_joined_leader(ctx: Ctx) -> None:
     if leader is not None and leader.awaiting_join is not None:
         return
     joined = [m for m in g.members if m.awaiting_join is not None]
-    ctx.group = evolve(g, leader=_choose_member(ctx, "leader-at-join-completion", joined))
+    ctx.group = evolve_group(g, leader=_choose_member(ctx, "leader-at-join-completion", joined))
 
 
 @effect("bump-generation", modifies={"generation"})
 def bump_generation(ctx: Ctx) -> None:
     """GM:574 initNextGeneration: generationId += 1, always (also when the group ends Empty)."""
-    ctx.group = evolve(ctx.group, generation=ctx.group.generation + 1)
+    ctx.group = evolve_group(ctx.group, generation=ctx.group.generation + 1)
 
 
 @effect("select-protocol", modifies={"protocol_name"})
 def select_group_protocol(ctx: Ctx) -> None:
     """GM:434 selectProtocol over the members' preference lists."""
     prefs = tuple(m.protocol_names() for m in ctx.group.members)
-    ctx.group = evolve(ctx.group, protocol_name=select_protocol(prefs))
+    ctx.group = evolve_group(ctx.group, protocol_name=select_protocol(prefs))
 
 
 @effect("clear-protocol", modifies={"protocol_name"})
 def clear_protocol(ctx: Ctx) -> None:
     """GM:574: a group that ends a join phase Empty has no protocol."""
-    ctx.group = evolve(ctx.group, protocol_name=None)
+    ctx.group = evolve_group(ctx.group, protocol_name=None)
 
 
 @effect("disarm-join-timer", modifies={"join_timers"})
 def disarm_join_timer(ctx: Ctx) -> None:
     """The completed DelayedJoin / InitialDelayedJoin leaves the purgatory."""
-    ctx.group = evolve(ctx.group, join_timers=ctx.group.join_timers[1:])
+    ctx.group = evolve_group(ctx.group, join_timers=ctx.group.join_timers[1:])
 
 
 @effect("answer-joins", modifies={"members"}, responds=True)
@@ -391,10 +392,10 @@ def answer_joins(ctx: Ctx) -> None:
                 protocol_name=g.protocol_name, leader=g.leader or "", member_id=m.member_id,
                 skip_assignment=False, members=roster if m.member_id == g.leader else ()),
                 m.member_id)
-            m = evolve(m, awaiting_join=None)
-        m = armed_session(ctx, evolve(m, is_new=False))
-        members.append(evolve(m, pending_sync=True))
-    ctx.group = evolve(g, members=tuple(members))
+            m = evolve_member(m, awaiting_join=None)
+        m = armed_session(ctx, evolve_member(m, is_new=False))
+        members.append(evolve_member(m, pending_sync=True))
+    ctx.group = evolve_group(g, members=tuple(members))
 
 
 @effect("arm-delayed-sync", modifies={"sync_timers"})
@@ -403,7 +404,7 @@ def arm_delayed_sync(ctx: Ctx) -> None:
     group's rebalance timeout."""
     g = ctx.group
     t = SyncTimer(g.generation, ctx.mode.deadline(ctx.now_ms, g.rebalance_timeout_ms()))
-    ctx.group = evolve(g, sync_timers=g.sync_timers + (t,))
+    ctx.group = evolve_group(g, sync_timers=g.sync_timers + (t,))
 
 
 @effect("rearm-delayed-join", modifies={"join_timers"})
@@ -412,7 +413,7 @@ def rearm_delayed_join(ctx: Ctx) -> None:
     new generation (the group may sit in PreparingRebalance until their sessions expire)."""
     g = ctx.group
     t = JoinTimer(JoinTimerKind.DelayedJoin, ctx.mode.deadline(ctx.now_ms, g.rebalance_timeout_ms()))
-    ctx.group = evolve(g, join_timers=g.join_timers[1:] + (t,))
+    ctx.group = evolve_group(g, join_timers=g.join_timers[1:] + (t,))
 
 
 @effect("extend-initial-delay", modifies={"join_timers", "new_member_added"})
@@ -424,7 +425,7 @@ def extend_initial_delay(ctx: Ctx) -> None:
     delay = min(ctx.settings.initial_rebalance_delay_ms, t.remaining_ms)
     nxt = JoinTimer(JoinTimerKind.InitialDelayedJoin, ctx.mode.deadline(ctx.now_ms, delay),
                     delay_ms=delay, remaining_ms=max(t.remaining_ms - t.delay_ms, 0))
-    ctx.group = evolve(g, join_timers=g.join_timers[1:] + (nxt,), new_member_added=False)
+    ctx.group = evolve_group(g, join_timers=g.join_timers[1:] + (nxt,), new_member_added=False)
 
 
 # -- SyncGroup --------------------------------------------------------------------------------
@@ -437,7 +438,7 @@ def park_sync(ctx: Ctx) -> None:
     assert m is not None
     if m.awaiting_sync is not None:
         ctx.outputs.append(Output(m.awaiting_sync, Superseded(), m.member_id))
-    ctx.group = ctx.group.with_member(evolve(m, awaiting_sync=ctx.inp.request_id))
+    ctx.group = ctx.group.with_member(evolve_member(m, awaiting_sync=ctx.inp.request_id))
 
 
 @effect("unpend-sync", modifies={"members"})
@@ -445,7 +446,7 @@ def unpend_sync(ctx: Ctx) -> None:
     """GM:360 removePendingSyncMember: this member has sent its SyncGroup."""
     m = ctx.group.member(member_id_of(ctx.inp))
     assert m is not None
-    ctx.group = ctx.group.with_member(evolve(m, pending_sync=False))
+    ctx.group = ctx.group.with_member(evolve_member(m, pending_sync=False))
 
 
 @effect("store-assignment", modifies={"members"})
@@ -454,8 +455,8 @@ def store_assignment(ctx: Ctx) -> None:
     leader's SyncGroup; members the leader left out get an empty one."""
     assert isinstance(ctx.inp.request, SyncGroupRequest)
     given = dict(ctx.inp.request.assignments)
-    ctx.group = evolve(ctx.group, members=tuple(
-        evolve(m, assignment=given.get(m.member_id, b"")) for m in ctx.group.members))
+    ctx.group = evolve_group(ctx.group, members=tuple(
+        evolve_member(m, assignment=given.get(m.member_id, b"")) for m in ctx.group.members))
 
 
 @effect("answer-syncs", modifies={"members"}, responds=True)
@@ -470,7 +471,7 @@ def answer_syncs(ctx: Ctx) -> None:
                 Error.NONE, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
                 assignment=m.assignment))
         members.append(m)
-    ctx.group = evolve(g, members=tuple(members))
+    ctx.group = evolve_group(g, members=tuple(members))
 
 
 @effect("fail-syncs", modifies={"members"}, responds=True)
@@ -485,8 +486,8 @@ def fail_syncs(ctx: Ctx) -> None:
     for m in ctx.group.members:
         if m.awaiting_sync is not None:
             m = _answer_sync(ctx, m, SyncGroupResponse(mapped))
-        members.append(evolve(m, assignment=b""))
-    ctx.group = evolve(ctx.group, members=tuple(members))
+        members.append(evolve_member(m, assignment=b""))
+    ctx.group = evolve_group(ctx.group, members=tuple(members))
 
 
 @effect("rearm-session", modifies={"members"})
@@ -519,7 +520,7 @@ def max_size_reject(ctx: Ctx) -> None:
     """GC:136 (KIP-389): a rejected joiner is dropped with GM.remove: a pending id is forgotten,
     and an existing member that had not rejoined is removed silently (no rebalance, no answer)."""
     mid = member_id_of(ctx.inp)
-    ctx.group = evolve(ctx.group, pending=tuple(p for p in ctx.group.pending if p.member_id != mid))
+    ctx.group = evolve_group(ctx.group, pending=tuple(p for p in ctx.group.pending if p.member_id != mid))
     if ctx.group.has_member(mid):
         _remove(ctx, mid, Error.UNKNOWN_MEMBER_ID)
 
@@ -528,7 +529,7 @@ def max_size_reject(ctx: Ctx) -> None:
 def remove_pending(ctx: Ctx) -> None:
     """GC:1519 removePendingMemberAndUpdateGroup: a MEMBER_ID_REQUIRED id is forgotten."""
     mid = member_id_of(ctx.inp)
-    ctx.group = evolve(ctx.group, pending=tuple(p for p in ctx.group.pending if p.member_id != mid))
+    ctx.group = evolve_group(ctx.group, pending=tuple(p for p in ctx.group.pending if p.member_id != mid))
 
 
 @effect("disarm-session", modifies={"members"})
@@ -536,7 +537,7 @@ def disarm_session(ctx: Ctx) -> None:
     """The member's DelayedHeartbeat expired while it was satisfied: it completes, nothing else."""
     m = ctx.group.member(member_id_of(ctx.inp))
     assert m is not None
-    ctx.group = ctx.group.with_member(evolve(m, session_deadline=None))
+    ctx.group = ctx.group.with_member(evolve_member(m, session_deadline=None))
 
 
 @effect("remove-unsynced", modifies={"members", "leader"}, responds=True)
@@ -551,7 +552,7 @@ def remove_unsynced(ctx: Ctx) -> None:
 @effect("disarm-delayed-sync", modifies={"sync_timers"})
 def disarm_delayed_sync(ctx: Ctx) -> None:
     """The DelayedSync completes or expires and leaves the purgatory."""
-    ctx.group = evolve(ctx.group, sync_timers=ctx.group.sync_timers[1:])
+    ctx.group = evolve_group(ctx.group, sync_timers=ctx.group.sync_timers[1:])
 
 
 # -- offsets ------------------------------------------------------------------------------------
@@ -563,4 +564,4 @@ def store_offsets(ctx: Ctx) -> None:
     current = dict(ctx.group.offsets)
     for tp, off in ctx.inp.request.offsets:
         current[tp] = off
-    ctx.group = evolve(ctx.group, offsets=tuple(sorted(current.items())))
+    ctx.group = evolve_group(ctx.group, offsets=tuple(sorted(current.items())))

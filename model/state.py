@@ -215,10 +215,15 @@ class Group:
                 out.append(m)
         if not found:
             out.append(member)
-        return evolve(self, members=tuple(out))
+        return evolve_group(self, members=tuple(out))
 
     def without_member(self, member_id: str) -> "Group":
-        return evolve(self, members=tuple(m for m in self.members if m.member_id != member_id))
+        return evolve_group(self, members=tuple(m for m in self.members if m.member_id != member_id))
+
+
+# `evolve` for one class, without the dispatch on the type (for the step function's hot paths).
+evolve_group: Final[Callable[..., Group]] = _EVOLVERS.setdefault(Group, _make_evolver(Group))
+evolve_member: Final[Callable[..., Member]] = _EVOLVERS.setdefault(Member, _make_evolver(Member))
 
 
 @dataclass(frozen=True, slots=True)

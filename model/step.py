@@ -29,7 +29,7 @@ from model.dsl import (
     Table,
 )
 from model.messages import LeaveGroupRequest, LeaveGroupResponse, MemberLeaveResult, Response
-from model.state import Group, Input, Settings, evolve
+from model.state import Group, Input, Settings, evolve, evolve_group
 from model.vocabulary import Error, GroupState
 
 MAX_URGENT_STEPS = 16
@@ -53,6 +53,9 @@ class FirstChoice:
 
     def choose(self, what: str, options: int) -> int:
         return 0
+
+
+_FIRST_CHOICE: Final = FirstChoice()  # stateless
 
 
 class ReplayChooser:
@@ -183,11 +186,19 @@ class _Compiled:
 _COMPILED: dict[int, _Compiled] = {}
 
 
+_LAST: list[_Compiled] = []  # the table used last (almost always the only one)
+
+
 def _compiled(table: Table) -> _Compiled:
-    c = _COMPILED.get(id(table))
-    if c is None or c.table is not table or c.version != Registry.changes:
-        c = _COMPILED[id(table)] = _Compiled(table)
-    return c
+    if _LAST:
+        c = _LAST[0]
+        if c.table is table and c.version == Registry.changes:
+            return c
+    found = _COMPILED.get(id(table))
+    if found is None or found.table is not table or found.version != Registry.changes:
+        found = _COMPILED[id(table)] = _Compiled(table)
+    _LAST[:] = [found]
+    return found
 
 
 def _match(c: _Compiled, group: Group, inp: Input, settings: Settings) -> tuple[_Plan, ...]:
@@ -227,7 +238,7 @@ def fire(table: Table, ctx: Ctx) -> tuple[Row, Optional[Response]]:
                 raise SpecDefect(before.state, ctx.inp.kind, [plan.row.id],
                                  f"effects changed undeclared field {f!r}")
     if plan.next_state is not None:
-        ctx.group = evolve(after, state=plan.next_state)
+        ctx.group = evolve_group(after, state=plan.next_state)
     reply: Optional[Response] = None
     if plan.reply is not None:
         reply = plan.reply(ctx, plan.error)
@@ -276,7 +287,7 @@ def run_urgent(table: Table, urgent: Sequence[tuple[str, Guard]], ctx: Ctx, fire
 def step(table: Table, urgent: Sequence[tuple[str, Guard]], group: Group, inp: Input,
          settings: Settings, now_ms: int, mode: Mode, chooser: Optional[Chooser] = None) -> Transition:
     """One input (a request, a LeaveGroup batch, or a timer) applied to one group."""
-    ch: Chooser = chooser if chooser is not None else FirstChoice()
+    ch: Chooser = chooser if chooser is not None else _FIRST_CHOICE
     ctx = Ctx(group=group, inp=inp, settings=settings, now_ms=now_ms, mode=mode, chooser=ch)
     fired: list[str] = []
     reply: Optional[Response]
