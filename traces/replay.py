@@ -262,7 +262,7 @@ class GroupReplay:
         self._sent: set[int] = set()
         self._step = _Step()
         self._fired_mark = 0
-        self._coverage: Counter[str] = Counter()
+        self._fired: list[str] = []  # every row fired so far, counted into the verdict's coverage
         self._next_seq = 0
         self._events = 0
         self._last: Optional[TraceEvent] = None
@@ -296,7 +296,7 @@ class GroupReplay:
             new = list(fired[self._fired_mark :])
             self._fired_mark = len(fired)
         self._step.rows.extend(new)
-        self._coverage.update(new)
+        self._fired.extend(new)
 
     def _advance_to(self, ts_ms: int) -> None:
         model = self._coordinator()
@@ -328,7 +328,8 @@ class GroupReplay:
         if self._unanswered and at.kind != EventKind.response:
             rid = min(self._unanswered)
             raise _Divergent(at, f"a response to request {rid}: {self._produced[rid]!r}", "no response recorded")
-        self._step = _Step()
+        if step.rows or step.transition is not None or step.members:
+            self._step = _Step()
 
     def _model_state(self) -> tuple[str, Optional[int]]:
         """The model's (state name, generation), as `group_view` reports it. With model.concrete the
@@ -420,7 +421,7 @@ class GroupReplay:
             self._boundary(self._last)
 
     def verdict(self, status: str, divergence: Optional[Divergence] = None) -> Verdict:
-        return Verdict(self.group_id, status, self._events, divergence, self._coverage)
+        return Verdict(self.group_id, status, self._events, divergence, Counter(self._fired))
 
     def step_rows(self) -> str:
         self._collect_rows()
