@@ -21,8 +21,13 @@ from proofs.symbolic import (
     PERS_STABLE,
     Sym,
     Terms,
-    empty_set,
+    eq,
+    compl,
+    diff,
+    inter,
     is_empty,
+    mget,
+    sel,
 )
 
 AtomEnc = Callable[[Terms, Sym], z3.BoolRef]
@@ -47,23 +52,20 @@ for _atom, _var in ABSTRACTED_ATOMS.items():
 
 
 def in_states(g: Terms, *states: GroupState) -> z3.BoolRef:
-    return z3.Or([g["st"] == GSTATE[s] for s in states])
+    return z3.Or([eq(g["st"], GSTATE[s]) for s in states])
 
 
 def known(g: Terms, x: Sym) -> z3.BoolRef:
     """The input's member id belongs to a member ("" never does)."""
-    return z3.And(z3.Not(x["mide"]), z3.Select(g["mem"], x["mid"]))
+    return z3.And(z3.Not(x["mide"]), sel(g["mem"], x["mid"]))
 
 
 def mapped(g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(x["hiid"], z3.Select(g["shas"], x["iid"]))
+    return z3.And(x["hiid"], sel(g["shas"], x["iid"]))
 
 
 def nonempty_intersection(*sets: z3.ExprRef) -> z3.BoolRef:
-    acc = sets[0]
-    for s in sets[1:]:
-        acc = z3.SetIntersect(acc, s)
-    return z3.Not(acc == empty_set())
+    return z3.Not(is_empty(inter(*sets)))
 
 
 @encodes("owned")
@@ -83,15 +85,15 @@ def _has_instance_id(g: Terms, x: Sym) -> z3.BoolRef:
 
 @encodes("within-max-size")
 def _within_max_size(g: Terms, x: Sym) -> z3.BoolRef:
-    parked = z3.And(known(g, x), z3.Select(g["aj"], x["mid"]))
+    parked = z3.And(known(g, x), sel(g["aj"], x["mid"]))
     return z3.If(in_states(g, GroupState.Empty, GroupState.Dead, GroupState.Missing), z3.BoolVal(True),
-                 z3.If(g["st"] == GSTATE[GroupState.PreparingRebalance], z3.Or(parked, x["wms"]),
+                 z3.If(eq(g["st"], GSTATE[GroupState.PreparingRebalance]), z3.Or(parked, x["wms"]),
                        z3.Or(known(g, x), x["wms"])))
 
 
 @encodes("member-pending")
 def _member_pending(g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(z3.Not(x["mide"]), z3.Select(g["pend"], x["mid"]))
+    return z3.And(z3.Not(x["mide"]), sel(g["pend"], x["mid"]))
 
 
 @encodes("member-known")
@@ -106,13 +108,13 @@ def _instance_mapped(g: Terms, x: Sym) -> z3.BoolRef:
 
 @encodes("fenced")
 def _fenced(g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(mapped(g, x), z3.Or(x["mide"], z3.Select(g["smap"], x["iid"]) != x["mid"]))
+    return z3.And(mapped(g, x), z3.Or(x["mide"], mget(g["smap"], x["iid"]) != x["mid"]))
 
 
 @encodes("member-valid")
 def _member_valid(g: Terms, x: Sym) -> z3.BoolRef:
     instance_ok = z3.Or(z3.Not(x["hiid"]), z3.And(
-        z3.Select(g["shas"], x["iid"]), z3.Not(x["mide"]), z3.Select(g["smap"], x["iid"]) == x["mid"]))
+        sel(g["shas"], x["iid"]), z3.Not(x["mide"]), mget(g["smap"], x["iid"]) == x["mid"]))
     return z3.And(instance_ok, known(g, x))
 
 
@@ -138,7 +140,7 @@ def _commit_has_member_info(g: Terms, x: Sym) -> z3.BoolRef:
 
 @encodes("all-joined")
 def _all_joined(g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(is_empty(z3.SetDifference(g["mem"], g["aj"])), is_empty(g["pend"]))
+    return z3.And(is_empty(diff(g["mem"], g["aj"])), is_empty(g["pend"]))
 
 
 @encodes("join-timer-armed")
@@ -163,7 +165,7 @@ def _any_rejoined(g: Terms, x: Sym) -> z3.BoolRef:
 
 @encodes("static-absentee")
 def _static_absentee(g: Terms, x: Sym) -> z3.BoolRef:
-    return nonempty_intersection(g["mem"], g["hinst"], z3.SetComplement(g["aj"]))
+    return nonempty_intersection(g["mem"], g["hinst"], compl(g["aj"]))
 
 
 @encodes("sync-timer-armed")
@@ -176,24 +178,24 @@ def _sync_timer_done(g: Terms, x: Sym) -> z3.BoolRef:
     return z3.And(g["stn"] > 0, z3.Or(
         g["st_gen"] != g["gen"],
         z3.Not(in_states(g, GroupState.CompletingRebalance, GroupState.Stable)),
-        is_empty(z3.SetIntersect(g["mem"], g["psync"]))))
+        is_empty(inter(g["mem"], g["psync"]))))
 
 
 @encodes("session-armed")
 def _session_armed(g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(known(g, x), z3.Select(g["sarm"], x["mid"]))
+    return z3.And(known(g, x), sel(g["sarm"], x["mid"]))
 
 
 @encodes("member-satisfied")
 def _member_satisfied(g: Terms, x: Sym) -> z3.BoolRef:
     m = x["mid"]
-    return z3.And(known(g, x), z3.Not(z3.Select(g["isnew"], m)),
-                  z3.Or(z3.Select(g["aj"], m), z3.Select(g["asy"], m)))
+    return z3.And(known(g, x), z3.Not(sel(g["isnew"], m)),
+                  z3.Or(sel(g["aj"], m), sel(g["asy"], m)))
 
 
 @encodes("pending-armed")
 def _pending_armed(g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(z3.Not(x["mide"]), z3.Select(g["pend"], x["mid"]))
+    return z3.And(z3.Not(x["mide"]), sel(g["pend"], x["mid"]))
 
 
 @encodes("has-offsets")
@@ -203,9 +205,9 @@ def _has_offsets(g: Terms, x: Sym) -> z3.BoolRef:
 
 @encodes("persisted-stable")
 def _persisted_stable(g: Terms, x: Sym) -> z3.BoolRef:
-    return g["pers"] == PERS_STABLE
+    return eq(g["pers"], PERS_STABLE)
 
 
 @encodes("persisted-empty")
 def _persisted_empty(g: Terms, x: Sym) -> z3.BoolRef:
-    return g["pers"] == PERS_EMPTY
+    return eq(g["pers"], PERS_EMPTY)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import z3
 
@@ -28,7 +28,15 @@ from proofs.decode import (
 )
 from proofs.encode import Path, bounded_input, enabled, paths, quiescent, transition
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants
-from proofs.symbolic import Sym, initial_state, make_input, make_state
+from proofs.symbolic import (
+    MAX_FINITE_DEPTH,
+    NUM_BITS,
+    Sym,
+    id_val,
+    initial_state,
+    make_input,
+    make_state,
+)
 
 
 @dataclass
@@ -52,13 +60,19 @@ class Unrolling:
     """States s0..sk and inputs x0..x(k-1) of the table, asserted into one solver."""
 
     def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], n_ids: Optional[int],
-                 solver: Optional[z3.Solver] = None, init: bool = True, tag: str = "") -> None:
+                 solver: Optional[z3.Solver] = None, init: bool = True, tag: str = "",
+                 finite: bool = True) -> None:
         self.table = table
         self.urgent = tuple(urgent)
         self.n_ids = n_ids
-        self.solver = solver if solver is not None else z3.Solver()
+        # the finite (bit-vector) representation when ids are bounded, unless asked otherwise
+        self.width = n_ids if (finite and n_ids is not None) else None
+        if solver is None:
+            # all-finite sorts: Z3's SAT-based finite-domain solver (far faster than SMT here)
+            solver = z3.SolverFor("QF_FD") if self.width is not None else z3.Solver()
+        self.solver = solver
         self.tag = tag
-        self.states: list[Sym] = [make_state(f"{tag}0")]
+        self.states: list[Sym] = [make_state(f"{tag}0", self.width)]
         self.inputs: list[Sym] = []
         self.paths: list[list[Path]] = []
         if init:
@@ -68,9 +82,18 @@ class Unrolling:
     def domain(self) -> Optional[list[int]]:
         return None if self.n_ids is None else list(range(self.n_ids))
 
+    @property
+    def id_terms(self) -> Optional[list[z3.ExprRef]]:
+        """The bounded ids as terms of this unrolling's representation (for invariants)."""
+        return None if self.n_ids is None else [id_val(k, self.width) for k in range(self.n_ids)]
+
     def extend(self) -> None:
         k = len(self.inputs)
-        s, x, s2 = self.states[k], make_input(f"{self.tag}{k}"), make_state(f"{self.tag}{k + 1}")
+        if self.width is not None and k >= MAX_FINITE_DEPTH:
+            raise ValueError(f"finite BMC is limited to depth {MAX_FINITE_DEPTH} (numbers are "
+                             f"{NUM_BITS}-bit bit-vectors)")
+        s, x, s2 = self.states[k], make_input(f"{self.tag}{k}", self.width), make_state(
+            f"{self.tag}{k + 1}", self.width)
         ps = paths(self.table, s.v, x)
         self.solver.add(enabled(self.table.events, self.urgent, s.v, x))
         self.solver.add(transition(ps, s.v, s2.v))
@@ -81,23 +104,44 @@ class Unrolling:
         self.paths.append(ps)
 
     def quiescent(self, i: int) -> z3.BoolRef:
-        x = self.inputs[i] if i < len(self.inputs) else make_input("q")
+        x = self.inputs[i] if i < len(self.inputs) else make_input("q", self.width)
         return quiescent(self.urgent, self.states[i].v, x)
 
     def state_violation(self, name: str, i: int) -> z3.BoolRef:
         inv = all_state_invariants()[name]
-        return z3.And(self.quiescent(i), z3.Not(inv.holds(self.states[i].v, self.domain)))
+        return z3.And(self.quiescent(i), z3.Not(inv.holds(self.states[i].v, self.id_terms)))
 
     def step_violation(self, name: str, i: int) -> z3.BoolRef:
         inv = STEP_INVARIANTS[name]
         s, x, s2 = self.states[i].v, self.inputs[i], self.states[i + 1].v
         return z3.Or([z3.And(p.sel, inv.violated(p, s, x, s2)) for p in self.paths[i]])
 
-    def violation(self, name: str, upto: int) -> z3.BoolRef:
-        """The invariant broken by depth `upto`, ending in a quiescent state."""
+    def violation(self, name: str, at: int) -> z3.BoolRef:
+        """The invariant broken at depth `at`: a state invariant at a quiescent state (what a
+        step() call returns), a step invariant by the step into depth `at` (its counterexample
+        is then extended through the forced urgent completions to a quiescent state)."""
         if name in STEP_INVARIANTS:
-            return z3.And(self.quiescent(upto), z3.Or([self.step_violation(name, i) for i in range(upto)]))
-        return self.state_violation(name, upto)
+            return self.step_violation(name, at - 1)
+        return self.state_violation(name, at)
+
+    def ensure(self, depth: int) -> None:
+        while len(self.inputs) < depth:
+            self.extend()
+
+    def settle(self, at: int, max_urgent: int = 4) -> Optional[tuple[z3.ModelRef, int]]:
+        """A model of the current assertions that reaches a quiescent state within `max_urgent`
+        more steps after depth `at` (urgent completions are forced, so one exists unless they
+        never end), with that depth."""
+        for j in range(at, at + max_urgent + 1):
+            self.ensure(j)
+            self.solver.push()
+            self.solver.add(self.quiescent(j))
+            verdict = self.solver.check()
+            m = self.solver.model() if verdict == z3.sat else None
+            self.solver.pop()
+            if m is not None:
+                return m, j
+        return None
 
     def trace(self, m: z3.ModelRef, upto: int, domain: Sequence[int]) -> Trace:
         states = [read(m, self.states[i], domain) for i in range(upto + 1)]
@@ -137,45 +181,79 @@ def confirm(table: Table, name: str, tr: Trace) -> str:
 
 
 def bmc(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[str], depth: int,
-        n_ids: int, timeout_ms: int = 60000) -> list[BmcResult]:
-    """Check each invariant at every depth 0..depth (one query per invariant and depth); an
-    invariant stops at its first violation, or when a query exceeds `timeout_ms` (status
-    "unknown", `depth` = the last depth fully checked)."""
-    u = Unrolling(table, urgent, n_ids)
+        n_ids: int, timeout_ms: int = 60000, finite: bool = True,
+        progress: Optional[Callable[[str], None]] = None) -> list[BmcResult]:
+    """Check each invariant at every depth 0..depth. One query per depth asks for a violation of
+    any invariant still open; a model names every invariant it violates (each then stops, with
+    its decoded, replayed and confirmed counterexample) and the query is repeated for the rest.
+    Once depth k is clear of an invariant, it is assumed at the (quiescent) states of depth k in
+    the deeper queries: sound, since a shortest counterexample satisfies the invariant at every
+    earlier depth, and it is what keeps deep queries cheap (the invariants are inductive). A
+    query beyond `timeout_ms` stops the invariants it covered (status "unknown", `depth` = the
+    last depth fully checked)."""
+    u = Unrolling(table, urgent, n_ids, finite=finite)
     u.solver.set("timeout", timeout_ms)
     domain = list(range(n_ids))
+    state_invs = all_state_invariants()
     results: dict[str, BmcResult] = {}
     spent = {n: 0.0 for n in invariants}
     open_names = list(invariants)
+
+    def charge(names: Sequence[str], t0: float) -> None:
+        share = (time.perf_counter() - t0) / max(1, len(names))
+        for n in names:
+            spent[n] += share
+
     for k in range(depth + 1):
         if not open_names:
             break
-        if k > 0:
+        if k > len(u.inputs):
             t0 = time.perf_counter()
-            u.extend()
-            share = (time.perf_counter() - t0) / len(open_names)
-            for n in open_names:
-                spent[n] += share
-        for n in list(open_names):
-            if n in STEP_INVARIANTS and k == 0:
-                continue
+            u.ensure(k)
+            charge(open_names, t0)
+        while True:
+            asked = [n for n in open_names if not (n in STEP_INVARIANTS and k == 0)]
+            if not asked:
+                break
             t0 = time.perf_counter()
+            violations = {n: u.violation(n, k) for n in asked}
             u.solver.push()
-            u.solver.add(u.violation(n, k))
+            u.solver.add(z3.Or(list(violations.values())))
             verdict = u.solver.check()
             model = u.solver.model() if verdict == z3.sat else None
             reason = str(u.solver.reason_unknown()) if verdict == z3.unknown else ""
+            end = k
+            if model is not None:
+                hit = [n for n in asked if z3.is_true(model.eval(violations[n], model_completion=True))]
+                if not hit:
+                    raise ReplayError(f"depth {k}: the solver's model violates none of the invariants asked")
+                u.solver.add(z3.Or([violations[n] for n in hit]))
+                settled = u.settle(k)
+                if settled is None:
+                    raise ReplayError(f"depth {k}: a violation of {hit} never reaches a quiescent state")
+                model, end = settled
+                hit = [n for n in hit if z3.is_true(model.eval(violations[n], model_completion=True))]
             u.solver.pop()
-            spent[n] += time.perf_counter() - t0
-            if verdict == z3.unknown:
-                results[n] = BmcResult(n, k - 1, "unknown", spent[n],
-                                       message=f"depth {k}: {reason}")
+            charge(asked, t0)
+            if verdict == z3.unsat:
+                break
+            if model is None:
+                for n in asked:
+                    results[n] = BmcResult(n, k - 1, "unknown", spent[n], message=f"depth {k}: {reason}")
+                    open_names.remove(n)
+                break
+            tr = u.trace(model, end, domain)
+            tr.replayed = replay(table, urgent, tr.states, tr.steps, domain).steps
+            for n in hit:
+                results[n] = BmcResult(n, end, "violated", spent[n], tr, confirm(table, n, tr))
                 open_names.remove(n)
-            elif model is not None:
-                tr = u.trace(model, k, domain)
-                tr.replayed = replay(table, urgent, tr.states, tr.steps, domain).steps
-                results[n] = BmcResult(n, k, "violated", spent[n], tr, confirm(table, n, tr))
-                open_names.remove(n)
+        for n in open_names:  # known from here on: nothing reachable breaks n at depth k
+            if n in state_invs:
+                u.solver.add(z3.Implies(u.quiescent(k), state_invs[n].holds(u.states[k].v, u.id_terms)))
+            elif k > 0:
+                u.solver.add(z3.Not(u.violation(n, k)))
+        if progress is not None:
+            progress(f"BMC depth {k}/{depth}: {len(open_names)} invariant(s) still hold")
     for n in open_names:
         results[n] = BmcResult(n, depth, "holds", spent[n])
     return [results[n] for n in invariants]

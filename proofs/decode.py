@@ -48,11 +48,16 @@ from model.step import Transition, step_all
 from model.vocabulary import Error, GroupState, TimerEvent
 from proofs.symbolic import (
     GSTATE,
+    ENUM_SORTS,
+    ID_VARS,
     INPUT_VARS,
+    MAP_VARS,
     PERS_EMPTY,
     PERS_STABLE,
+    SET_VARS,
     STATE_VARS,
     Sym,
+    enum_of,
 )
 
 
@@ -82,7 +87,7 @@ def iname(k: int) -> str:
 
 # -------------------------------------------------------------------------- reading a model
 
-def _val(m: z3.ModelRef, t: z3.ExprRef) -> object:
+def _val(m: z3.ModelRef, t: z3.ExprRef, name: str = "") -> object:
     v = m.eval(t, model_completion=True)
     if z3.is_true(v):
         return True
@@ -90,6 +95,8 @@ def _val(m: z3.ModelRef, t: z3.ExprRef) -> object:
         return False
     if z3.is_int_value(v):
         return v.as_long()
+    if z3.is_bv_value(v):  # finite representation: ids unsigned, numbers signed
+        return v.as_long() if name in ID_VARS else v.as_signed_long()
     return str(v)
 
 
@@ -98,14 +105,23 @@ def read(m: z3.ModelRef, sym: Sym, domain: Sequence[int]) -> Values:
     out: Values = {}
     for name, t in sym.v.items():
         sort = t.sort()
-        if isinstance(sort, z3.ArraySortRef):
+        if z3.is_bv_sort(sort) and name in ENUM_SORTS:
+            out[name] = str(enum_of(name, m.eval(t, model_completion=True).as_long()))
+        elif z3.is_bv_sort(sort) and name in SET_VARS:
+            bits = m.eval(t, model_completion=True).as_long()
+            out[name] = frozenset(k for k in domain if (bits >> k) & 1)
+        elif z3.is_bv_sort(sort) and name in MAP_VARS:
+            n = len(domain)
+            word = m.eval(t, model_completion=True).as_long()
+            out[name] = {k: (word >> (k * n)) & ((1 << n) - 1) for k in domain}
+        elif isinstance(sort, z3.ArraySortRef):
             if sort.range() == z3.BoolSort():
                 out[name] = frozenset(k for k in domain if z3.is_true(
                     m.eval(z3.Select(t, k), model_completion=True)))
             else:
                 out[name] = {k: _val(m, z3.Select(t, k)) for k in domain}
         else:
-            out[name] = _val(m, t)
+            out[name] = _val(m, t, name)
     return out
 
 

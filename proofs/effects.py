@@ -23,8 +23,21 @@ from proofs.symbolic import (
     PERS_NONE,
     PERS_STABLE,
     Sym,
-    empty_set,
+    compl,
+    diff,
+    drop_mapped_to,
+    empty_like,
+    eq,
+    inter,
     is_empty,
+    lit,
+    mget,
+    mput,
+    put,
+    sel,
+    singleton,
+    union,
+    zero_like,
 )
 
 
@@ -50,7 +63,7 @@ class EffCtx:
         c = self.x[CHOICE_VARS[self.choices_used]]
         self.choices_used += 1
         nonempty = z3.Not(is_empty(candidates))
-        self.side.append(z3.Implies(nonempty, z3.Select(candidates, c)))
+        self.side.append(z3.Implies(nonempty, sel(candidates, c)))
         return nonempty, c
 
     def fresh(self) -> z3.ExprRef:
@@ -59,8 +72,8 @@ class EffCtx:
             raise EncodingError("two fresh member ids in one row")
         self.fresh_used = True
         f = self.x["fresh"]
-        self.side.append(z3.Not(z3.Select(self.g["mem"], f)))
-        self.side.append(z3.Not(z3.Select(self.g["pend"], f)))
+        self.side.append(z3.Not(sel(self.g["mem"], f)))
+        self.side.append(z3.Not(sel(self.g["pend"], f)))
         return f
 
 
@@ -97,18 +110,6 @@ def apply_effect(name: str, ctx: EffCtx) -> None:
 
 # -- helpers over sets ---------------------------------------------------------------------
 
-def sel(a: z3.ExprRef, i: z3.ExprRef) -> z3.ExprRef:
-    return z3.Select(a, i)
-
-
-def put(a: z3.ExprRef, i: z3.ExprRef, v: z3.ExprRef | bool) -> z3.ExprRef:
-    return z3.Store(a, i, v)
-
-
-def singleton(m: z3.ExprRef) -> z3.ExprRef:
-    return z3.Store(empty_set(), m, True)
-
-
 def target(ctx: EffCtx) -> z3.ExprRef:
     """The member an effect acts on: one named by an earlier effect of the row, else the input's."""
     return ctx.scratch.get("member_id", ctx.x["mid"])
@@ -127,15 +128,14 @@ def remove_set(ctx: EffCtx, r: z3.ExprRef, one: Optional[z3.ExprRef] = None,
     `r` is at most the member `one`, else pointwise (the map agrees with the members:
     aux-static-map-consistent)."""
     g = ctx.g
-    mem2 = z3.SetDifference(g["mem"], r)
+    mem2 = diff(g["mem"], r)
     if dynamic_only:
         shas2 = g["shas"]
     elif one is not None:
         gone = z3.And(sel(r, one), sel(g["hinst"], one))
-        shas2 = z3.If(gone, put(g["shas"], sel(g["inst"], one), False), g["shas"])
+        shas2 = z3.If(gone, put(g["shas"], mget(g["inst"], one), False), g["shas"])
     else:
-        i = z3.Int("i")
-        shas2 = z3.Lambda([i], z3.And(sel(g["shas"], i), z3.Not(sel(r, sel(g["smap"], i)))))
+        shas2 = drop_mapped_to(g["shas"], g["smap"], r)
     lost = z3.And(g["hasl"], sel(r, g["leader"]))
     nonempty, c = ctx.choose(mem2)
     return {
@@ -147,32 +147,33 @@ def remove_set(ctx: EffCtx, r: z3.ExprRef, one: Optional[z3.ExprRef] = None,
 
 def remove_one(ctx: EffCtx, m: z3.ExprRef, when: z3.BoolRef) -> Update:
     """Remove `m` if `when` holds and it is a member (a no-op otherwise)."""
-    r = z3.If(z3.And(when, sel(ctx.g["mem"], m)), singleton(m), empty_set())
+    r = z3.If(z3.And(when, sel(ctx.g["mem"], m)), singleton(m), empty_like(ctx.g["mem"]))
     return remove_set(ctx, r, one=m)
 
 
 # -- group objects -----------------------------------------------------------------------------
 
-def _cleared() -> Update:
-    e = empty_set()
+def _cleared(g: dict[str, z3.ExprRef]) -> Update:
+    e = empty_like(g["mem"])
     return {"mem": e, "aj": e, "asy": e, "psync": e, "isnew": e, "sarm": e, "asg": e,
-            "hinst": e, "shas": e, "pend": e, "jt": z3.IntVal(0), "stn": z3.IntVal(0),
-            "hasl": z3.BoolVal(False), "gen": z3.IntVal(0), "nma": z3.BoolVal(False)}
+            "hinst": e, "shas": e, "pend": e, "jt": zero_like(g["jt"]),
+            "stn": zero_like(g["stn"]), "hasl": z3.BoolVal(False), "gen": zero_like(g["gen"]),
+            "nma": z3.BoolVal(False)}
 
 
 @encodes("create-group")
 def _create_group(ctx: EffCtx) -> Update:
-    return {**_cleared(), "st": GSTATE[GroupState.Empty]}
+    return {**_cleared(ctx.g), "st": lit(GSTATE[GroupState.Empty], ctx.g["st"])}
 
 
 @encodes("remove-group")
 def _remove_group(ctx: EffCtx) -> Update:
-    return {**_cleared(), "offs": z3.BoolVal(False), "pers": PERS_NONE}
+    return {**_cleared(ctx.g), "offs": z3.BoolVal(False), "pers": lit(PERS_NONE, ctx.g["pers"])}
 
 
 @encodes("unload-group")
 def _unload_group(ctx: EffCtx) -> Update:
-    upd = {**_cleared(), "owned": z3.BoolVal(False)}
+    upd = {**_cleared(ctx.g), "owned": z3.BoolVal(False)}
     del upd["gen"]  # the Dead object keeps its generation
     return upd
 
@@ -180,8 +181,8 @@ def _unload_group(ctx: EffCtx) -> Update:
 @encodes("load-group")
 def _load_group(ctx: EffCtx) -> Update:
     g = ctx.g
-    has = g["pers"] != PERS_NONE
-    e = empty_set()
+    has = z3.Not(eq(g["pers"], PERS_NONE))
+    e = empty_like(g["mem"])
 
     def pick(a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
         return z3.If(has, a, b)
@@ -212,7 +213,7 @@ def _release_partition(ctx: EffCtx) -> Update:
 def _persist_group(ctx: EffCtx) -> Update:
     g = ctx.g
     return {
-        "pers": z3.If(is_empty(g["mem"]), PERS_EMPTY, PERS_STABLE), "p_gen": g["gen"],
+        "pers": z3.If(is_empty(g["mem"]), lit(PERS_EMPTY, g["pers"]), lit(PERS_STABLE, g["pers"])), "p_gen": g["gen"],
         "p_hasl": g["hasl"], "p_leader": g["leader"], "p_mem": g["mem"], "p_hinst": g["hinst"],
         "p_inst": g["inst"], "p_asg": g["asg"], "p_shas": g["shas"], "p_smap": g["smap"],
     }
@@ -238,9 +239,9 @@ def _add_member(ctx: EffCtx) -> Update:
         "asy": put(g["asy"], mid, False), "isnew": put(g["isnew"], mid, True),
         "sarm": put(g["sarm"], mid, True), "psync": put(g["psync"], mid, False),
         "asg": put(g["asg"], mid, False), "hinst": put(g["hinst"], mid, static),
-        "inst": put(g["inst"], mid, x["iid"]),
+        "inst": mput(g["inst"], mid, x["iid"]),
         "shas": z3.If(static, put(g["shas"], x["iid"], True), g["shas"]),
-        "smap": z3.If(static, z3.Store(g["smap"], x["iid"], mid), g["smap"]),
+        "smap": z3.If(static, mput(g["smap"], x["iid"], mid), g["smap"]),
         "pend": put(g["pend"], mid, False),
         "hasl": z3.BoolVal(True), "leader": z3.If(g["hasl"], g["leader"], mid),
     }
@@ -259,7 +260,7 @@ def _update_and_park_join(ctx: EffCtx) -> Update:
 @encodes("replace-static-member")
 def _replace_static_member(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
-    old = z3.Select(g["smap"], x["iid"])
+    old = mget(g["smap"], x["iid"])
     new = ctx.fresh()
     ctx.scratch.update(member_id=new, old_member_id=old, old_leader=g["leader"],
                        old_hasl=g["hasl"], old_isnew=sel(g["isnew"], old),
@@ -275,8 +276,8 @@ def _replace_static_member(ctx: EffCtx) -> Update:
         "psync": move(g["psync"], sel(g["psync"], old)), "asg": move(g["asg"], sel(g["asg"], old)),
         "sarm": move(g["sarm"], armed(isnew, z3.BoolVal(False), z3.BoolVal(False))),
         "hinst": move(g["hinst"], sel(g["hinst"], old)),
-        "inst": z3.Store(g["inst"], new, sel(g["inst"], old)),
-        "smap": z3.Store(g["smap"], x["iid"], new),
+        "inst": mput(g["inst"], new, mget(g["inst"], old)),
+        "smap": mput(g["smap"], x["iid"], new),
         "leader": z3.If(z3.And(g["hasl"], g["leader"] == old), new, g["leader"]),
     }
 
@@ -297,8 +298,8 @@ def _revert_static_replacement(ctx: EffCtx) -> Update:
         "asg": back(g["asg"], ctx.scratch["old_asg"]),
         "sarm": back(g["sarm"], armed(isnew, z3.BoolVal(False), z3.BoolVal(False))),
         "hinst": back(g["hinst"], sel(g["hinst"], new)),
-        "inst": z3.Store(g["inst"], old, sel(g["inst"], new)),
-        "smap": z3.Store(g["smap"], x["iid"], old),
+        "inst": mput(g["inst"], old, mget(g["inst"], new)),
+        "smap": mput(g["smap"], x["iid"], old),
         "leader": z3.If(z3.And(g["hasl"], g["leader"] == new), old, g["leader"]),
     }
 
@@ -327,13 +328,13 @@ def _arm_join_timer(ctx: EffCtx, initial: z3.BoolRef, rem: z3.BoolRef, drop_firs
 @encodes("rebalance")
 def _rebalance(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
-    completing = g["st"] == GSTATE[GroupState.CompletingRebalance]
-    from_empty = g["st"] == GSTATE[GroupState.Empty]
+    completing = eq(g["st"], GSTATE[GroupState.CompletingRebalance])
+    from_empty = eq(g["st"], GSTATE[GroupState.Empty])
     upd = _arm_join_timer(ctx, from_empty, z3.And(from_empty, x["rnz"]), drop_first=False)
     upd.update({
-        "asy": z3.If(completing, empty_set(), g["asy"]),
-        "asg": z3.If(completing, empty_set(), g["asg"]),
-        "psync": empty_set(), "stn": z3.IntVal(0),
+        "asy": z3.If(completing, empty_like(g["mem"]), g["asy"]),
+        "asg": z3.If(completing, empty_like(g["mem"]), g["asg"]),
+        "psync": empty_like(g["mem"]), "stn": zero_like(g["stn"]),
     })
     return upd
 
@@ -343,8 +344,8 @@ def _rebalance(ctx: EffCtx) -> Update:
 @encodes("remove-unjoined-dynamic")
 def _remove_unjoined_dynamic(ctx: EffCtx) -> Update:
     g = ctx.g
-    r = z3.SetIntersect(g["mem"], z3.SetIntersect(z3.SetComplement(g["hinst"]),
-                                                  z3.SetComplement(g["aj"])))
+    r = inter(g["mem"], inter(compl(g["hinst"]),
+                                                  compl(g["aj"])))
     return remove_set(ctx, r, dynamic_only=True)
 
 
@@ -352,7 +353,7 @@ def _remove_unjoined_dynamic(ctx: EffCtx) -> Update:
 def _elect_joined_leader(ctx: EffCtx) -> Update:
     g = ctx.g
     keep = z3.And(g["hasl"], sel(g["mem"], g["leader"]), sel(g["aj"], g["leader"]))
-    joined = z3.SetIntersect(g["mem"], g["aj"])
+    joined = inter(g["mem"], g["aj"])
     nonempty, c = ctx.choose(joined)
     return {"hasl": z3.Or(keep, nonempty), "leader": z3.If(keep, g["leader"], c)}
 
@@ -382,8 +383,8 @@ def _disarm_join_timer(ctx: EffCtx) -> Update:
 @encodes("answer-joins")
 def _answer_joins(ctx: EffCtx) -> Update:
     g = ctx.g
-    return {"aj": empty_set(), "isnew": empty_set(),
-            "sarm": z3.SetDifference(g["mem"], g["asy"]), "psync": g["mem"]}
+    return {"aj": empty_like(g["mem"]), "isnew": empty_like(g["mem"]),
+            "sarm": diff(g["mem"], g["asy"]), "psync": g["mem"]}
 
 
 @encodes("arm-delayed-sync")
@@ -418,21 +419,22 @@ def _unpend_sync(ctx: EffCtx) -> Update:
 
 @encodes("store-assignment")
 def _store_assignment(ctx: EffCtx) -> Update:
-    return {"asg": z3.SetIntersect(ctx.g["mem"], ctx.x["given"])}
+    return {"asg": inter(ctx.g["mem"], ctx.x["given"])}
 
 
 @encodes("answer-syncs")
 def _answer_syncs(ctx: EffCtx) -> Update:
     g = ctx.g
     # answered members (asy) are re-armed unless satisfied (not new and parked in JoinGroup)
-    rearmed = z3.SetUnion(g["isnew"], z3.SetComplement(g["aj"]))
-    sarm = z3.SetUnion(z3.SetDifference(g["sarm"], g["asy"]), z3.SetIntersect(g["asy"], rearmed))
-    return {"asy": empty_set(), "sarm": sarm}
+    rearmed = union(g["isnew"], compl(g["aj"]))
+    sarm = union(diff(g["sarm"], g["asy"]), inter(g["asy"], rearmed))
+    return {"asy": empty_like(g["mem"]), "sarm": sarm}
 
 
 @encodes("fail-syncs")
 def _fail_syncs(ctx: EffCtx) -> Update:
-    return {"asy": empty_set(), "asg": empty_set()}
+    e = empty_like(ctx.g["mem"])
+    return {"asy": e, "asg": e}
 
 
 @encodes("rearm-session")
@@ -448,7 +450,7 @@ def _rearm_session(ctx: EffCtx) -> Update:
 def _remove_member(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
     by_instance = z3.And(x["mide"], x["hiid"])
-    m = z3.If(by_instance, sel(g["smap"], x["iid"]), x["mid"])
+    m = z3.If(by_instance, mget(g["smap"], x["iid"]), x["mid"])
     named = z3.Or(z3.And(by_instance, sel(g["shas"], x["iid"])), z3.Not(x["mide"]))
     return remove_one(ctx, m, named)
 
@@ -474,7 +476,7 @@ def _disarm_session(ctx: EffCtx) -> Update:
 
 @encodes("remove-unsynced")
 def _remove_unsynced(ctx: EffCtx) -> Update:
-    return remove_set(ctx, z3.SetIntersect(ctx.g["mem"], ctx.g["psync"]))
+    return remove_set(ctx, inter(ctx.g["mem"], ctx.g["psync"]))
 
 
 @encodes("disarm-delayed-sync")

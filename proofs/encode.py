@@ -26,6 +26,11 @@ from proofs.symbolic import (
     STATE_VARS,
     Sym,
     Terms,
+    enum_ranges,
+    eq,
+    id_lt,
+    lit,
+    sel,
 )
 
 
@@ -57,7 +62,7 @@ def fire_row(row: Row, g: Terms, x: Sym, choices_used: int = 0) -> tuple[dict[st
     for name in row.effects:
         apply_effect(name, ctx)
     if row.next_state is not None:
-        ctx.g["st"] = GSTATE[row.next_state]
+        ctx.g["st"] = lit(GSTATE[row.next_state], g["st"])
     allowed = allowed_vars(row.modifies())
     post: dict[str, z3.ExprRef] = {}
     for v in STATE_VARS:
@@ -71,11 +76,11 @@ def fire_row(row: Row, g: Terms, x: Sym, choices_used: int = 0) -> tuple[dict[st
 
 
 def state_is(g: Terms, states: frozenset[GroupState]) -> z3.BoolRef:
-    return z3.Or([g["st"] == GSTATE[s] for s in sorted(states, key=lambda s: s.name)])
+    return z3.Or([eq(g["st"], GSTATE[s]) for s in sorted(states, key=lambda s: s.name)])
 
 
 def row_selector(row: Row, g: Terms, x: Sym) -> z3.BoolRef:
-    return z3.And(state_is(g, row.states), x["kind"] == EVENT[row.event], guard_formula(row.guard, g, x))
+    return z3.And(state_is(g, row.states), eq(x["kind"], EVENT[row.event]), guard_formula(row.guard, g, x))
 
 
 def paths(table: Table, g: Terms, x: Sym, events: Optional[Sequence[str]] = None) -> list[Path]:
@@ -149,8 +154,8 @@ def enabled(events: Sequence[str], urgent: Sequence[tuple[str, Guard]], g: Terms
     forced: z3.BoolRef = z3.BoolVal(False)
     chain: Optional[z3.BoolRef] = None
     for ev, f in reversed(ug):
-        chain = z3.If(f, x["kind"] == EVENT[ev], chain) if chain is not None else z3.If(
-            f, x["kind"] == EVENT[ev], z3.BoolVal(False))
+        chain = z3.If(f, eq(x["kind"], EVENT[ev]), chain) if chain is not None else z3.If(
+            f, eq(x["kind"], EVENT[ev]), z3.BoolVal(False))
     any_urgent = z3.Or([f for _, f in ug]) if ug else z3.BoolVal(False)
     forced = chain if chain is not None else forced
     mem, pend = g["mem"], g["pend"]
@@ -158,7 +163,7 @@ def enabled(events: Sequence[str], urgent: Sequence[tuple[str, Guard]], g: Terms
     for ev in events:
         if ev in urgent_names:
             continue
-        k = x["kind"] == EVENT[ev]
+        k = eq(x["kind"], EVENT[ev])
         if ev == TimerEvent.DelayedJoinExpire.value:
             env.append(z3.And(k, g["jt"] > 0, z3.Not(g["jt_init"])))
         elif ev == TimerEvent.InitialDelayedJoinExpire.value:
@@ -166,16 +171,16 @@ def enabled(events: Sequence[str], urgent: Sequence[tuple[str, Guard]], g: Terms
         elif ev == TimerEvent.DelayedSyncExpire.value:
             env.append(z3.And(k, g["stn"] > 0))
         elif ev == TimerEvent.MemberSessionExpire.value:
-            env.append(z3.And(k, z3.Not(x["mide"]), z3.Select(mem, x["mid"]),
-                              z3.Select(g["sarm"], x["mid"])))
+            env.append(z3.And(k, z3.Not(x["mide"]), sel(mem, x["mid"]),
+                              sel(g["sarm"], x["mid"])))
         elif ev == TimerEvent.PendingMemberExpire.value:
-            env.append(z3.And(k, z3.Not(x["mide"]), z3.Select(pend, x["mid"])))
+            env.append(z3.And(k, z3.Not(x["mide"]), sel(pend, x["mid"])))
         elif ev == TimerEvent.PartitionUnload.value:
             env.append(z3.And(k, g["owned"]))
         elif ev == TimerEvent.PartitionLoad.value:
             env.append(z3.And(k, z3.Not(g["owned"])))
         elif ev == TimerEvent.OffsetsExpire.value:
-            env.append(z3.And(k, g["st"] == GSTATE[GroupState.Empty]))
+            env.append(z3.And(k, eq(g["st"], GSTATE[GroupState.Empty])))
         elif ev in (TimerEvent.DelayedJoinComplete.value, TimerEvent.DelayedSyncComplete.value):
             continue  # only as urgent completions
         else:
@@ -185,6 +190,5 @@ def enabled(events: Sequence[str], urgent: Sequence[tuple[str, Guard]], g: Terms
 
 def bounded_input(x: Sym, n_ids: int) -> z3.BoolRef:
     """BMC: member ids, instance ids and choices range over 0..n_ids-1."""
-    def rng(t: z3.ExprRef) -> z3.BoolRef:
-        return z3.And(t >= 0, t < n_ids)
-    return z3.And([rng(x[v]) for v in ("mid", "iid", "fresh", *CHOICE_VARS)])
+    return z3.And([id_lt(x[v], n_ids) for v in ("mid", "iid", "fresh", *CHOICE_VARS)]
+                  + [enum_ranges(x)])

@@ -18,35 +18,51 @@ from model.dsl import Row
 from model.vocabulary import Error, GroupState, is_valid_transition
 from proofs.atoms import known
 from proofs.encode import Path
-from proofs.symbolic import GSTATE, PERS_EMPTY, PERS_NONE, PERS_STABLE, Sym, Terms, is_empty
+from proofs.symbolic import (
+    GSTATE,
+    PERS_EMPTY,
+    PERS_NONE,
+    PERS_STABLE,
+    Sym,
+    Terms,
+    eq,
+    diff,
+    inter,
+    is_empty,
+    mget,
+    sel,
+    union,
+)
 
 E, P, C, S, D, M = (GroupState.Empty, GroupState.PreparingRebalance,
                     GroupState.CompletingRebalance, GroupState.Stable, GroupState.Dead,
                     GroupState.Missing)
-Domain = Optional[Sequence[int]]
+# The ids a universal statement ranges over: None for the unbounded proofs (a Z3 quantifier over
+# Int ids), else the id terms of a finite representation (a conjunction).
+Domain = Optional[Sequence[z3.ExprRef]]
 
 
-def forall(domain: Domain, body: Callable[[z3.ArithRef], z3.BoolRef], name: str = "m") -> z3.BoolRef:
+def forall(domain: Domain, body: Callable[[z3.ExprRef], z3.BoolRef], name: str = "m") -> z3.BoolRef:
     if domain is None:
         v = z3.Int(f"{name}!q")
         return z3.ForAll([v], body(v))
-    return z3.And([body(z3.IntVal(k)) for k in domain])
+    return z3.And([body(k) for k in domain])
 
 
-def forall2(domain: Domain, body: Callable[[z3.ArithRef, z3.ArithRef], z3.BoolRef]) -> z3.BoolRef:
+def forall2(domain: Domain, body: Callable[[z3.ExprRef, z3.ExprRef], z3.BoolRef]) -> z3.BoolRef:
     if domain is None:
         a, b = z3.Int("a!q"), z3.Int("b!q")
         return z3.ForAll([a, b], body(a, b))
-    return z3.And([body(z3.IntVal(i), z3.IntVal(j)) for i in domain for j in domain])
+    return z3.And([body(i, j) for i in domain for j in domain])
 
 
 def st_in(g: Terms, *states: GroupState) -> z3.BoolRef:
-    return z3.Or([g["st"] == GSTATE[s] for s in states])
+    return z3.Or([eq(g["st"], GSTATE[s]) for s in states])
 
 
 def none_of(g: Terms, a: str) -> z3.BoolRef:
     """No member has the per-member fact `a`."""
-    return is_empty(z3.SetIntersect(g["mem"], g[a]))
+    return is_empty(inter(g["mem"], g[a]))
 
 
 StateFormula = Callable[[Terms, Domain], z3.BoolRef]
@@ -100,7 +116,7 @@ def step_inv(name: str) -> Callable[[StepFormula], StepFormula]:
 @state_inv("single-delayed-join")
 def _single_delayed_join(g: Terms, d: Domain) -> z3.BoolRef:
     """At most one join operation; one exists iff PreparingRebalance."""
-    return z3.And(g["jt"] <= 1, (g["jt"] == 1) == (g["st"] == GSTATE[P]))
+    return z3.And(g["jt"] <= 1, (g["jt"] == 1) == (eq(g["st"], GSTATE[P])))
 
 
 @state_inv("single-delayed-sync")
@@ -118,26 +134,26 @@ def _empty_has_no_members(g: Terms, d: Domain) -> z3.BoolRef:
 @state_inv("leader-is-member")
 def _leader_is_member(g: Terms, d: Domain) -> z3.BoolRef:
     """The leader is a member; a group with members has a leader."""
-    return z3.And(z3.Implies(g["hasl"], z3.Select(g["mem"], g["leader"])),
+    return z3.And(z3.Implies(g["hasl"], sel(g["mem"], g["leader"])),
                   z3.Implies(z3.Not(is_empty(g["mem"])), g["hasl"]))
 
 
 @state_inv("stable-members-assigned")
 def _stable_members_assigned(g: Terms, d: Domain) -> z3.BoolRef:
     """No member is parked in JoinGroup or SyncGroup in Stable."""
-    return z3.Implies(g["st"] == GSTATE[S], z3.And(none_of(g, "aj"), none_of(g, "asy")))
+    return z3.Implies(eq(g["st"], GSTATE[S]), z3.And(none_of(g, "aj"), none_of(g, "asy")))
 
 
 @state_inv("awaiting-join-only-in-preparing")
 def _awaiting_join_only_in_preparing(g: Terms, d: Domain) -> z3.BoolRef:
     """Parked JoinGroups only in PreparingRebalance."""
-    return z3.Implies(g["st"] != GSTATE[P], none_of(g, "aj"))
+    return z3.Implies(z3.Not(eq(g["st"], GSTATE[P])), none_of(g, "aj"))
 
 
 @state_inv("awaiting-sync-only-in-completing")
 def _awaiting_sync_only_in_completing(g: Terms, d: Domain) -> z3.BoolRef:
     """Parked SyncGroups only in CompletingRebalance."""
-    return z3.Implies(g["st"] != GSTATE[C], none_of(g, "asy"))
+    return z3.Implies(z3.Not(eq(g["st"], GSTATE[C])), none_of(g, "asy"))
 
 
 @state_inv("pending-and-members-disjoint")
@@ -151,9 +167,9 @@ def _static_mapping_bijective(g: Terms, d: Domain) -> z3.BoolRef:
     """No two static members share a group.instance.id."""
     mem, hinst, inst = g["mem"], g["hinst"], g["inst"]
 
-    def body(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
-        return z3.Implies(z3.And(z3.Select(mem, a), z3.Select(mem, b), z3.Select(hinst, a),
-                                 z3.Select(hinst, b), z3.Select(inst, a) == z3.Select(inst, b)),
+    def body(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+        return z3.Implies(z3.And(sel(mem, a), sel(mem, b), sel(hinst, a),
+                                 sel(hinst, b), mget(inst, a) == mget(inst, b)),
                           a == b)
     return forall2(d, body)
 
@@ -180,15 +196,15 @@ def _static_map(g: Terms, d: Domain) -> z3.BoolRef:
 
 def _map_consistent(g: Terms, d: Domain, mem: str, hinst: str, inst: str, shas: str,
                     smap: str) -> z3.BoolRef:
-    def fwd(m: z3.ArithRef) -> z3.BoolRef:
-        i = z3.Select(g[inst], m)
-        return z3.Implies(z3.And(z3.Select(g[mem], m), z3.Select(g[hinst], m)),
-                          z3.And(z3.Select(g[shas], i), z3.Select(g[smap], i) == m))
+    def fwd(m: z3.ExprRef) -> z3.BoolRef:
+        i = mget(g[inst], m)
+        return z3.Implies(z3.And(sel(g[mem], m), sel(g[hinst], m)),
+                          z3.And(sel(g[shas], i), mget(g[smap], i) == m))
 
-    def back(i: z3.ArithRef) -> z3.BoolRef:
-        m = z3.Select(g[smap], i)
-        return z3.Implies(z3.Select(g[shas], i),
-                          z3.And(z3.Select(g[mem], m), z3.Select(g[hinst], m), z3.Select(g[inst], m) == i))
+    def back(i: z3.ExprRef) -> z3.BoolRef:
+        m = mget(g[smap], i)
+        return z3.Implies(sel(g[shas], i),
+                          z3.And(sel(g[mem], m), sel(g[hinst], m), mget(g[inst], m) == i))
     return z3.And(forall(d, fwd, "m"), forall(d, back, "i"))
 
 
@@ -197,11 +213,11 @@ def _persisted(g: Terms, d: Domain) -> z3.BoolRef:
     """The last GroupMetadata record is one a live group could have written: Stable with a
     member leader, or Empty with no members; its static map agrees with its members."""
     return z3.And(
-        z3.Implies(g["pers"] == PERS_STABLE, z3.And(
-            z3.Not(is_empty(g["p_mem"])), g["p_hasl"], z3.Select(g["p_mem"], g["p_leader"]))),
-        z3.Implies(g["pers"] == PERS_EMPTY, z3.And(is_empty(g["p_mem"]), z3.Not(g["p_hasl"]),
+        z3.Implies(eq(g["pers"], PERS_STABLE), z3.And(
+            z3.Not(is_empty(g["p_mem"])), g["p_hasl"], sel(g["p_mem"], g["p_leader"]))),
+        z3.Implies(eq(g["pers"], PERS_EMPTY), z3.And(is_empty(g["p_mem"]), z3.Not(g["p_hasl"]),
                                                    is_empty(g["p_shas"]))),
-        z3.Implies(g["pers"] != PERS_NONE,
+        z3.Implies(z3.Not(eq(g["pers"], PERS_NONE)),
                    _map_consistent(g, d, "p_mem", "p_hinst", "p_inst", "p_shas", "p_smap")))
 
 
@@ -221,7 +237,7 @@ def _nothing_dead(g: Terms, d: Domain) -> z3.BoolRef:
 @state_inv("aux-new-members-only-in-preparing", auxiliary=True)
 def _new_only_p(g: Terms, d: Domain) -> z3.BoolRef:
     """A member is `isNew` only while the join phase that added it runs."""
-    return z3.Implies(g["st"] != GSTATE[P], none_of(g, "isnew"))
+    return z3.Implies(z3.Not(eq(g["st"], GSTATE[P])), none_of(g, "isnew"))
 
 
 @state_inv("aux-empty-has-no-static-map", auxiliary=True)
@@ -239,7 +255,7 @@ def _sync_gen(g: Terms, d: Domain) -> z3.BoolRef:
 @state_inv("aux-generation-nonnegative", auxiliary=True)
 def _gen_nonneg(g: Terms, d: Domain) -> z3.BoolRef:
     """Generations start at 0 and only grow (also in the persisted record)."""
-    return z3.And(g["gen"] >= 0, z3.Implies(g["pers"] != PERS_NONE, g["p_gen"] >= 0))
+    return z3.And(g["gen"] >= 0, z3.Implies(z3.Not(eq(g["pers"], PERS_NONE)), g["p_gen"] >= 0))
 
 
 # -------------------------------------------------------------------------- step invariants
@@ -255,9 +271,9 @@ def _leader_sync_rejected(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
     if row.event != "SyncGroup" or P not in row.states:
         return z3.BoolVal(False)
     bad_reply = row.reply.form in ("park", "stored-assignment") or _static_reply_none(row)
-    changed = z3.SetUnion(z3.SetDifference(g["asg"], g2["asg"]), z3.SetDifference(g2["asg"], g["asg"]))
-    moved = z3.Not(is_empty(z3.SetIntersect(z3.SetIntersect(g["mem"], g2["mem"]), changed)))
-    return z3.And(g["st"] == GSTATE[P], z3.Or(z3.BoolVal(bad_reply), moved))
+    changed = union(diff(g["asg"], g2["asg"]), diff(g2["asg"], g["asg"]))
+    moved = z3.Not(is_empty(inter(inter(g["mem"], g2["mem"]), changed)))
+    return z3.And(eq(g["st"], GSTATE[P]), z3.Or(z3.BoolVal(bad_reply), moved))
 
 
 @step_inv("generation-monotonic")
@@ -268,7 +284,7 @@ def _generation_monotonic(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
         return z3.BoolVal(False)  # a new group object
     completions = sum(1 for r in p.rows if P in r.states and r.next_state in (C, E))
     # removal from the cache (-> Missing) ends the incarnation too
-    return z3.And(g2["st"] != GSTATE[M], g2["gen"] - g["gen"] != completions)
+    return z3.And(z3.Not(eq(g2["st"], GSTATE[M])), g2["gen"] - g["gen"] != completions)
 
 
 def row_edge_invalid(row: Row) -> bool:
@@ -298,7 +314,7 @@ def _dead_is_absorbing(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
     """A Dead group stays Dead unless removed from the cache or replaced by a load."""
     if any(r.new_incarnation for r in p.rows):
         return z3.BoolVal(False)
-    return z3.And(g["st"] == GSTATE[D], g2["st"] != GSTATE[D], g2["st"] != GSTATE[M])
+    return z3.And(eq(g["st"], GSTATE[D]), z3.Not(eq(g2["st"], GSTATE[D])), z3.Not(eq(g2["st"], GSTATE[M])))
 
 
 @step_inv("commit-fencing")
@@ -326,14 +342,14 @@ def _only_members_served(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
 def _sync_armed(g: Terms, d: Domain) -> z3.BoolRef:
     """CompletingRebalance always has its DelayedSync (KAFKA-12890): a member that never sends
     SyncGroup is removed when it expires. (A safety stand-in for the explorer's liveness check.)"""
-    return z3.Implies(g["st"] == GSTATE[C], g["stn"] == 1)
+    return z3.Implies(eq(g["st"], GSTATE[C]), g["stn"] == 1)
 
 
 @state_inv("aux-leader-unsynced-in-completing", auxiliary=True)
 def _leader_unsynced(g: Terms, d: Domain) -> z3.BoolRef:
     """In CompletingRebalance the leader has not synced yet (its SyncGroup moves the group on),
     so the DelayedSync cannot complete there."""
-    return z3.Implies(g["st"] == GSTATE[C], z3.And(g["hasl"], z3.Select(g["psync"], g["leader"])))
+    return z3.Implies(eq(g["st"], GSTATE[C]), z3.And(g["hasl"], sel(g["psync"], g["leader"])))
 
 
 def all_state_invariants() -> dict[str, StateInvariant]:

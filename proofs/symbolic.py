@@ -11,7 +11,7 @@ declared `modifies` names exactly the variables it may write: the frame is gener
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Mapping
+from typing import Final, Mapping, Optional
 
 import z3
 
@@ -30,6 +30,128 @@ INT: Final = z3.IntSort()
 BOOL: Final = z3.BoolSort()
 SET: Final = z3.ArraySort(INT, BOOL)
 MAP: Final = z3.ArraySort(INT, INT)
+
+# Two representations of the member-id domain share every encoder (atoms, effects, invariants):
+# - unbounded (n_ids None): ids are Ints, sets Int->Bool arrays, maps Int->Int arrays; used by the
+#   well-formedness and induction proofs (the parametric domain the issue asks for);
+# - finite (n_ids = n): ids are n-bit bit-vectors ranging over 0..n-1, a set is an n-bit vector
+#   (bit k = id k), a map is n slots of n bits; used by BMC, where it is far faster for Z3 than
+#   arrays (benchmarks/proofs_results.md). Encoders never touch the representation directly: they
+#   use the operations below, which dispatch on the sort of their arguments.
+# Sort roles of the variables whose sort depends on the representation:
+ID_VARS: Final = frozenset({"leader", "p_leader", "mid", "iid", "fresh", "c0", "c1", "c2"})
+SET_VARS: Final = frozenset({"mem", "aj", "asy", "hinst", "psync", "isnew", "sarm", "asg", "shas",
+                             "pend", "p_mem", "p_hinst", "p_asg", "p_shas", "given"})
+MAP_VARS: Final = frozenset({"inst", "smap", "p_inst", "p_smap"})
+# Generations and timer counts: Ints, or NUM_BITS-bit signed bit-vectors in the finite
+# representation, which makes it entirely finite (bit-vectors, Booleans, enumerations) so that
+# Z3's SAT-based QF_FD solver applies. Comparisons in the encoders are signed (z3py's default),
+# and BMC depth is limited to MAX_FINITE_DEPTH so that no generation or count can wrap.
+NUM_VARS: Final = frozenset({"gen", "jt", "stn", "st_gen", "p_gen", "nxt_sgen"})
+NUM_BITS: Final = 8
+MAX_FINITE_DEPTH: Final = 100
+
+
+def _finite(t: z3.ExprRef) -> bool:
+    return bool(z3.is_bv_sort(t.sort()))
+
+
+def _slot(m: z3.ExprRef, k: int, n: int) -> z3.ExprRef:
+    return z3.Extract(k * n + n - 1, k * n, m)
+
+
+def id_val(k: int, n_ids: Optional[int]) -> z3.ExprRef:
+    """The id k in the representation of `n_ids` (None: unbounded)."""
+    return z3.IntVal(k) if n_ids is None else z3.BitVecVal(k, n_ids)
+
+
+def id_lt(i: z3.ExprRef, n: int) -> z3.BoolRef:
+    """i ranges over 0..n-1."""
+    return z3.ULT(i, n) if _finite(i) else z3.And(i >= 0, i < n)
+
+
+def sel(s: z3.ExprRef, i: z3.ExprRef) -> z3.BoolRef:
+    """i is in the set s."""
+    if _finite(s):
+        return z3.Extract(0, 0, z3.LShR(s, i)) == 1
+    return z3.Select(s, i)
+
+
+def _bit(s: z3.ExprRef, i: z3.ExprRef) -> z3.BitVecRef:
+    return z3.BitVecVal(1, s.size()) << i
+
+
+def put(s: z3.ExprRef, i: z3.ExprRef, v: z3.ExprRef | bool) -> z3.ExprRef:
+    """s with i in it (v true) or not (v false)."""
+    if _finite(s):
+        if v is True or z3.is_true(v):
+            return s | _bit(s, i)
+        if v is False or z3.is_false(v):
+            return s & ~_bit(s, i)
+        return z3.If(v, s | _bit(s, i), s & ~_bit(s, i))
+    return z3.Store(s, i, v)
+
+
+def empty_like(s: z3.ExprRef) -> z3.ExprRef:
+    """The empty set in the representation of s."""
+    return z3.BitVecVal(0, s.size()) if _finite(s) else empty_set()
+
+
+def singleton(i: z3.ExprRef) -> z3.ExprRef:
+    if _finite(i):
+        return z3.BitVecVal(1, i.size()) << i
+    return z3.Store(empty_set(), i, True)
+
+
+def union(a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    return a | b if _finite(a) else z3.SetUnion(a, b)
+
+
+def inter(*sets: z3.ExprRef) -> z3.ExprRef:
+    acc = sets[0]
+    for s in sets[1:]:
+        acc = acc & s if _finite(acc) else z3.SetIntersect(acc, s)
+    return acc
+
+
+def diff(a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    return a & ~b if _finite(a) else z3.SetDifference(a, b)
+
+
+def compl(a: z3.ExprRef) -> z3.ExprRef:
+    return ~a if _finite(a) else z3.SetComplement(a)
+
+
+def mget(m: z3.ExprRef, i: z3.ExprRef) -> z3.ExprRef:
+    """The map m at i."""
+    if not _finite(m):
+        return z3.Select(m, i)
+    n = i.size()
+    out = _slot(m, n - 1, n)
+    for k in range(n - 2, -1, -1):
+        out = z3.If(i == k, _slot(m, k, n), out)
+    return out
+
+
+def mput(m: z3.ExprRef, i: z3.ExprRef, v: z3.ExprRef) -> z3.ExprRef:
+    """m with i mapped to v."""
+    if not _finite(m):
+        return z3.Store(m, i, v)
+    n = i.size()
+    slots = [z3.If(i == k, v, _slot(m, k, n)) for k in range(n)]
+    return z3.Concat(*reversed(slots)) if n > 1 else slots[0]
+
+
+def drop_mapped_to(keys: z3.ExprRef, m: z3.ExprRef, gone: z3.ExprRef) -> z3.ExprRef:
+    """The keys of `keys` whose image under m is not in `gone`: {i in keys | m(i) not in gone}."""
+    if not _finite(keys):
+        i = z3.Int("i")
+        return z3.Lambda([i], z3.And(z3.Select(keys, i), z3.Not(z3.Select(gone, z3.Select(m, i)))))
+    n = keys.size()
+    bits = [z3.If(z3.And(sel(keys, z3.BitVecVal(k, n)), z3.Not(sel(gone, _slot(m, k, n)))),
+                  z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for k in range(n)]
+    return z3.Concat(*reversed(bits)) if n > 1 else bits[0]
+
 
 # name -> sort of every state variable.
 STATE_VARS: Final[dict[str, z3.SortRef]] = {
@@ -119,32 +241,88 @@ class Sym:
         return self.v[name]
 
 
-def make_state(tag: str) -> Sym:
-    return Sym({n: z3.Const(f"{n}@{tag}", s) for n, s in STATE_VARS.items()})
+def sort_of(name: str, default: z3.SortRef, n_ids: Optional[int]) -> z3.SortRef:
+    """A variable's sort in the representation of `n_ids` (None: unbounded)."""
+    if n_ids is None:
+        return default
+    if name in ID_VARS or name in SET_VARS:
+        return z3.BitVecSort(n_ids)
+    if name in MAP_VARS:
+        return z3.BitVecSort(n_ids * n_ids)
+    if name in NUM_VARS:
+        return z3.BitVecSort(NUM_BITS)
+    if name in ENUM_SORTS:
+        return z3.BitVecSort(_enum_bits(ENUM_SORTS[name]))
+    return default
 
 
-def make_input(tag: str) -> Sym:
-    return Sym({n: z3.Const(f"x.{n}@{tag}", s) for n, s in INPUT_VARS.items()})
+ENUM_SORTS: Final[dict[str, z3.SortRef]] = {"st": GStateSort, "pers": PersSort, "kind": EventSort}
+
+
+def _enum_bits(sort: z3.SortRef) -> int:
+    return max(1, (int(sort.num_constructors()) - 1).bit_length())
+
+
+def _enum_index(c: z3.ExprRef) -> int:
+    sort = c.sort()
+    for i in range(sort.num_constructors()):
+        if sort.constructor(i)().eq(c):
+            return i
+    raise ValueError(f"{c} is not an enumeration constant")
+
+
+def lit(c: z3.ExprRef, like: z3.ExprRef) -> z3.ExprRef:
+    """The enumeration constant c (GSTATE[..], EVENT[..], PERS_..) in the representation of
+    `like`: itself, or its index as a bit-vector in the finite representation."""
+    return z3.BitVecVal(_enum_index(c), like.size()) if _finite(like) else c
+
+
+def eq(t: z3.ExprRef, c: z3.ExprRef) -> z3.BoolRef:
+    """t (a state, event or persisted-record term) is the enumeration constant c."""
+    return t == lit(c, t)
+
+
+def enum_of(name: str, index: int) -> z3.ExprRef:
+    """The enumeration constant with this index (decoding the finite representation)."""
+    c: z3.ExprRef = ENUM_SORTS[name].constructor(index)()
+    return c
+
+
+def enum_ranges(sym: "Sym") -> z3.BoolRef:
+    """In the finite representation, enumeration variables hold valid indices."""
+    parts = [z3.ULT(t, ENUM_SORTS[n].num_constructors())
+             for n, t in sym.v.items() if n in ENUM_SORTS and _finite(t)]
+    return z3.And(parts)
+
+
+def zero_like(t: z3.ExprRef) -> z3.ExprRef:
+    """The number 0 in the representation of t."""
+    return z3.BitVecVal(0, t.size()) if _finite(t) else z3.IntVal(0)
+
+
+def make_state(tag: str, n_ids: Optional[int] = None) -> Sym:
+    return Sym({n: z3.Const(f"{n}@{tag}", sort_of(n, s, n_ids)) for n, s in STATE_VARS.items()})
+
+
+def make_input(tag: str, n_ids: Optional[int] = None) -> Sym:
+    return Sym({n: z3.Const(f"x.{n}@{tag}", sort_of(n, s, n_ids)) for n, s in INPUT_VARS.items()})
 
 
 def empty_set() -> z3.ArrayRef:
+    """The empty set of the unbounded representation (see empty_like for either)."""
     return z3.K(INT, z3.BoolVal(False))
 
 
 def is_empty(s: z3.ExprRef) -> z3.BoolRef:
-    return s == empty_set()
-
-
-def member(s: z3.ExprRef, m: z3.ExprRef) -> z3.BoolRef:
-    return z3.Select(s, m)
+    return s == empty_like(s)
 
 
 def initial_state(s: Sym) -> z3.BoolRef:
     """Group(group_id) as the explorer starts: Missing, generation 0, nothing, owned."""
-    e = empty_set()
+    e = empty_like(s["mem"])
     return z3.And(
-        s["st"] == GSTATE[GroupState.Missing], s["gen"] == 0, s["owned"], z3.Not(s["hasl"]),
+        eq(s["st"], GSTATE[GroupState.Missing]), s["gen"] == 0, s["owned"], z3.Not(s["hasl"]),
         s["mem"] == e, s["pend"] == e, s["shas"] == e, s["jt"] == 0, s["stn"] == 0,
-        z3.Not(s["offs"]), s["pers"] == PERS_NONE, z3.Not(s["nma"]),
+        z3.Not(s["offs"]), eq(s["pers"], PERS_NONE), z3.Not(s["nma"]),
         s["aj"] == e, s["asy"] == e, s["psync"] == e, s["isnew"] == e, s["sarm"] == e,
         s["asg"] == e, s["hinst"] == e)
