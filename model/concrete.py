@@ -28,7 +28,7 @@ from model.messages import (
 )
 from model.modes import ConcreteMode
 from model.protocol_selection import select_protocol
-from model.state import Group, Input, JoinTimerKind, Member, Settings
+from model.state import Group, Input, JoinTimerKind, Member, Settings, record_builder
 from model.step import Transition, step
 from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import Error, GroupState, TimerEvent, is_valid_transition
@@ -46,6 +46,7 @@ def settings_from(config: CoordinatorConfig, append_result: Error) -> Settings:
     )
 
 
+_new_input: Final = record_builder(Input)
 _INITIAL_JOIN_EXPIRE: Final = TimerEvent.InitialDelayedJoinExpire.value
 _JOIN_EXPIRE: Final = TimerEvent.DelayedJoinExpire.value
 _SYNC_EXPIRE: Final = TimerEvent.DelayedSyncExpire.value
@@ -124,7 +125,7 @@ class ModelCoordinator:
         else:
             gid = request.group_id
             self._callbacks[rid] = (gid, callback)
-            t = self._step(gid, Input(request.api_key._name_, request, request_id=rid))
+            t = self._step(gid, _new_input(request.api_key._name_, request, request_id=rid))
             if t.reply is not None:
                 self._deliver(rid, t.reply)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Optional, Protocol, Sequence, TypeVar, Union
 
 from model.messages import Response
-from model.state import Group, Input, Settings
+from model.state import Group, Input, Settings, record_builder
 from model.vocabulary import Error, GroupState
 
 
@@ -186,6 +186,9 @@ class Output:
     member_id: Optional[str] = None
 
 
+_new_output: Final = record_builder(Output)
+
+
 @dataclass(slots=True)
 class Ctx:
     """The working state while one row is applied."""
@@ -202,7 +205,7 @@ class Ctx:
     scratch: dict[str, object] = field(default_factory=dict)
 
     def respond(self, request_id: int, response: Response, member_id: Optional[str] = None) -> None:
-        self.outputs.append(Output(request_id, response, member_id))
+        self.outputs.append(_new_output(request_id, response, member_id))
 
 
 EffectFn = Callable[[Ctx], None]

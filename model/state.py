@@ -14,7 +14,7 @@ one response" can be checked.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, Callable, Final, Optional, TypeVar
 
 from model.messages import ProtocolMetadata, TopicPartition
@@ -61,6 +61,33 @@ def _make_evolver(cls: type) -> Callable[..., Any]:
     source = f"def evolve(_dc_record, /, *, {params}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)
     fn: Callable[..., Any] = namespace["evolve"]
+    return fn
+
+
+def record_builder(cls: type[_T]) -> Callable[..., _T]:
+    """A constructor for a frozen slotted record without `__post_init__`, `init=False` fields or
+    default factories: same parameters and result as `cls(...)`, but the values are stored through
+    the slots instead of the frozen class's `__setattr__` guard (for records made once per step)."""
+    fs = fields(cls)  # type: ignore[arg-type]
+    names = [f.name for f in fs]
+    if (any(not f.init or f.default_factory is not MISSING for f in fs)
+            or any(n.startswith("_dc_") for n in names) or hasattr(cls, "__post_init__")
+            or not all(type(cls.__dict__.get(n)).__name__ == "member_descriptor" for n in names)):
+        raise TypeError(f"record_builder does not handle {cls.__name__}")
+    namespace: dict[str, Any] = {"_dc_cls": cls, "_dc_new": object.__new__}
+    params = []
+    body = ["    _dc_out = _dc_new(_dc_cls)"]
+    for f in fs:
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            namespace[f"_dc_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_dc_default_{f.name}")
+        namespace[f"_dc_set_{f.name}"] = cls.__dict__[f.name].__set__
+        body.append(f"    _dc_set_{f.name}(_dc_out, {f.name})")
+    body.append("    return _dc_out")
+    exec(f"def build({', '.join(params)}):\n" + "\n".join(body) + "\n", namespace)
+    fn: Callable[..., _T] = namespace["build"]
     return fn
 
 

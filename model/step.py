@@ -29,7 +29,7 @@ from model.dsl import (
     Table,
 )
 from model.messages import LeaveGroupRequest, LeaveGroupResponse, MemberLeaveResult, Response
-from model.state import Group, Input, Settings, evolve, evolve_group
+from model.state import Group, Input, Settings, evolve, evolve_group, record_builder
 from model.vocabulary import Error, GroupState
 
 MAX_URGENT_STEPS = 16
@@ -46,6 +46,9 @@ class Transition:
     outputs: tuple[Output, ...]
     reply: Optional[Response]  # the input's own response when it is answered at once
     choices: tuple[int, ...] = ()
+
+
+_new_transition: Final = record_builder(Transition)
 
 
 class FirstChoice:
@@ -302,7 +305,7 @@ def step(table: Table, urgent: Sequence[tuple[str, Guard]], group: Group, inp: I
                 break
         run_urgent(table, urgent, ctx, fired)
     made = tuple(ch.made) if isinstance(ch, ReplayChooser) else ()
-    return Transition(group, ctx.group, inp, tuple(fired), tuple(ctx.outputs), reply, made)
+    return _new_transition(group, ctx.group, inp, tuple(fired), tuple(ctx.outputs), reply, made)
 
 
 def _leave_batch(table: Table, urgent: Sequence[tuple[str, Guard]], ctx: Ctx,

@@ -14,12 +14,12 @@ of other loggers, counted by stage 1 and never staged).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Iterable, Iterator, Optional, Sequence
 
+from model.state import record_builder
 from traces import logparse
 from traces.logcheck import Edges, check_group
 from traces.replay import ModelFactory, replay_group
@@ -128,23 +128,7 @@ def _best_effort_key(text: str) -> tuple[Optional[str], Optional[int]]:
 _KINDS: Final = {k.value: k for k in EventKind}
 
 
-def _slot_constructor(cls: type) -> Callable[..., Any]:
-    """`cls(*values)` for a frozen slotted record without __post_init__ (TraceEvent: one per staged
-    row), storing the values through the slots instead of the frozen class's __setattr__ guard."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    assert not hasattr(cls, "__post_init__") and all(f.init for f in dataclasses.fields(cls))
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    lines = [f"def make({', '.join(names)}):", "    out = _new(_cls)"]
-    for n in names:
-        namespace[f"_set_{n}"] = cls.__dict__[n].__set__
-        lines.append(f"    _set_{n}(out, {n})")
-    lines.append("    return out")
-    exec("\n".join(lines) + "\n", namespace)
-    fn: Callable[..., Any] = namespace["make"]
-    return fn
-
-
-_new_event: Final = _slot_constructor(TraceEvent)
+_new_event: Final = record_builder(TraceEvent)  # one per staged row
 _PAYLOAD_KINDS: Final = (EventKind.request, EventKind.response)
 _STAGED_NAMES: Final = COLUMN_NAMES + tuple(n for n, _ in STAGED_EXTRA)
 

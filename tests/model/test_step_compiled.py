@@ -121,3 +121,22 @@ def test_evolve_is_dataclasses_replace(record: Any) -> None:
     assert evolve(record, **changed) == dataclasses.replace(record, **changed)
     with pytest.raises(TypeError):
         evolve(record, no_such_field=1)
+
+
+def test_record_builder_is_the_constructor() -> None:
+    from model.dsl import Output
+    from model.state import record_builder
+    from model.step import Transition
+    g = Group("g")
+    cases: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = [
+        (Input, ("JoinGroup",), {"request_id": 3}),
+        (Input, ("MemberSessionExpire", None, "m"), {}),
+        (Output, (7, "response"), {}),
+        (Transition, (g, g, Input("x"), ("r",), (), None), {}),
+        (Group, ("g", GroupState.Empty, 3), {"leader": "m"}),
+    ]
+    for cls, args, kwargs in cases:
+        built = record_builder(cls)(*args, **kwargs)
+        assert built == cls(*args, **kwargs) and type(built) is cls
+    with pytest.raises(TypeError):
+        record_builder(Ctx)  # default factories: not handled
