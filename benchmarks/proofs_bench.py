@@ -34,7 +34,10 @@ def main() -> None:
         print(f"  {r.invariant:<40} {r.status:<8} {r.seconds:.2f}s")
     t2 = time.perf_counter()
     names = list(all_state_invariants()) + list(STEP_INVARIANTS)
-    for r in bmc(CLASSIC_TABLE, URGENT, names, args.depth, args.ids, args.timeout_ms):
+    def progress(msg: str) -> None:
+        print(f"  [{time.perf_counter() - t2:6.1f}s] {msg}", flush=True)
+
+    for r in bmc(CLASSIC_TABLE, URGENT, names, args.depth, args.ids, args.timeout_ms, progress=progress):
         print(f"  bmc {r.invariant:<40} {r.status:<8} depth {r.depth:<3} {r.seconds:.2f}s {r.message}")
     print(f"bmc depth {args.depth}, {args.ids} ids: {time.perf_counter() - t2:.2f}s total")
     print(f"all: {time.perf_counter() - t0:.2f}s")

@@ -52,6 +52,9 @@ COMMIT_STALE_ACCEPTED: Final = mutate(CLASSIC_TABLE, "commit-stale-accepted", {
     "Stable/OffsetCommit/illegal-generation": {"reply": R(Error.NONE, "commit-result"),
                                               "effects": ("store-offsets",)},
 })
+JOIN_ANSWERED_AND_PARKED: Final = mutate(CLASSIC_TABLE, "join-answered-and-parked", {
+    "PreparingRebalance/JoinGroup/rejoin": {"reply": R(Error.NONE, "join-current")},
+})
 
 MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
     "sync-accepted-in-preparing": (SYNC_ACCEPTED_IN_PREPARING, "leader-sync-rejected-in-preparing",
@@ -66,4 +69,7 @@ MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
                                  "a Heartbeat to an Empty group is answered NONE"),
     "commit-stale-accepted": (COMMIT_STALE_ACCEPTED, "commit-fencing",
                               "an OffsetCommit of a stale generation is accepted in Stable"),
+    "join-answered-and-parked": (JOIN_ANSWERED_AND_PARKED, "one-response-per-request",
+                                 "a rejoin during PreparingRebalance is answered at once and also "
+                                 "parked, so it is answered again when the join phase completes"),
 }

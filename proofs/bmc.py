@@ -18,12 +18,14 @@ from model.dsl import Guard, Table
 from model.invariants import INVARIANTS, check_state, check_transition
 from proofs.decode import (
     MicroStep,
+    Responses,
     Replayed,
     ReplayError,
     Values,
     describe_input,
     describe_values,
     read,
+    read_set,
     replay,
 )
 from proofs.encode import Path, bounded_input, enabled, paths, quiescent, transition
@@ -33,6 +35,7 @@ from proofs.symbolic import (
     NUM_BITS,
     Sym,
     id_val,
+    inter,
     initial_state,
     make_input,
     make_state,
@@ -151,8 +154,13 @@ class Unrolling:
             if len(chosen) != 1:
                 raise ReplayError(f"step {i}: {len(chosen)} rows selected by the solver's model")
             p = chosen[0]
+            post = self.states[i + 1].v
+            responses = Responses(
+                {k: read_set(m, t, domain) for k, t in p.settled.items()},
+                {k: read_set(m, inter(t, post["mem"], post[k]), domain) for k, t in p.own_parked.items()},
+                z3.is_true(m.eval(p.own_answered, model_completion=True)))
             steps.append(MicroStep(read(m, self.inputs[i], domain), tuple(r.id for r in p.rows),
-                                   p.uses_fresh))
+                                   p.uses_fresh, responses))
         return Trace(states, steps)
 
 

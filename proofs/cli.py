@@ -20,6 +20,7 @@ from model.dsl import Table
 from model.invariants import INVARIANTS
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.bmc import bmc
+from proofs.symbolic import MAX_FINITE_DEPTH
 from proofs.induction import prove
 from proofs.invariants import NOT_ENCODED, STEP_INVARIANTS, all_state_invariants
 from proofs.reach import reachability
@@ -35,9 +36,9 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Z3 proofs over the transition table")
     p.add_argument("--invariant", action="append", default=[], metavar="NAME",
                    help="check only this invariant (repeatable); default: all")
-    p.add_argument("--depth", type=int, default=3, metavar="K", help="BMC depth (default 3)")
-    p.add_argument("--ids", type=int, default=2, metavar="N",
-                   help="member/instance ids in BMC (default 2)")
+    p.add_argument("--depth", type=int, default=10, metavar="K", help="BMC depth (default 10)")
+    p.add_argument("--ids", type=int, default=3, metavar="N",
+                   help="member/instance ids in BMC (default 3)")
     p.add_argument("--rows", action="store_true", help="also decide every row's reachability")
     p.add_argument("--reach-depth", type=int, default=4, metavar="D",
                    help="BMC depth for row witnesses (default 4)")
@@ -85,6 +86,9 @@ def run(argv: Sequence[str], out: TextIO) -> int:
                            ("--reach-depth", args.reach_depth, 1), ("--timeout-ms", args.timeout_ms, 1)):
         if val < low:
             raise UsageError(f"{flag} {val}: expected an integer >= {low}")
+    for flag, val in (("--depth", args.depth), ("--reach-depth", args.reach_depth)):
+        if val > MAX_FINITE_DEPTH:
+            raise UsageError(f"{flag} {val}: BMC goes to depth {MAX_FINITE_DEPTH} at most")
     if args.json is not None:
         parent = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(parent):
@@ -107,7 +111,8 @@ def run(argv: Sequence[str], out: TextIO) -> int:
     encoded = [n for n in names if n not in NOT_ENCODED]
     ind = prove(table, URGENT, encoded, timeout_ms=args.timeout_ms)
     by_name = {r.invariant: r for r in ind.results}
-    bm = {r.invariant: r for r in bmc(table, URGENT, encoded, args.depth, args.ids, args.timeout_ms)}
+    bm = {r.invariant: r for r in bmc(table, URGENT, encoded, args.depth, args.ids, args.timeout_ms,
+                                      progress=lambda msg: print(msg, file=sys.stderr, flush=True))}
     rows_out: list[dict[str, object]] = []
     print(f"invariants (unbounded induction; BMC depth {args.depth}, {args.ids} ids):", file=out)
     for n in names:

@@ -177,8 +177,8 @@ def _member(k: int, v: Values, pre: str = "") -> Member:
         member_id=mname(k), instance_id=iname(int(inst[k])) if has("hinst") else None,
         client_id="consumer", protocol_type="consumer", protocols=CANON,
         session_timeout_ms=10000, rebalance_timeout_ms=30000,
-        awaiting_join=ParkedJoin(1000 + k) if live and has("aj") else None,
-        awaiting_sync=2000 + k if live and has("asy") else None,
+        awaiting_join=ParkedJoin(PARKED_JOIN_ID + k) if live and has("aj") else None,
+        awaiting_sync=PARKED_SYNC_ID + k if live and has("asy") else None,
         is_new=live and has("isnew"), assignment=b"a" if has("asg") else b"",
         session_deadline=0 if (not live or has("sarm")) else None,
         pending_sync=live and has("psync"))
@@ -368,11 +368,36 @@ def project_values(v: Values, instance_domain: Sequence[int]) -> dict[str, objec
 
 @dataclass
 class MicroStep:
-    """One solver step: the input's values and the rows of the path it took."""
+    """One solver step: the input's values, the rows of the path it took and, when known, the
+    responses the encoding says the path gives (Path.settled / own_parked / own_answered)."""
 
     x: Values
     rows: tuple[str, ...]
     uses_fresh: bool
+    responses: Optional["Responses"] = None
+
+
+@dataclass(frozen=True)
+class Responses:
+    """Per kind ("aj" JoinGroup, "asy" SyncGroup): members whose earlier parked request got an
+    output, where the input's own request is parked afterwards; and whether an output answered
+    the input's own request."""
+
+    settled: dict[str, frozenset[int]]
+    own_parked: dict[str, frozenset[int]]
+    own_answered: bool
+
+
+def read_set(m: z3.ModelRef, t: z3.ExprRef, domain: Sequence[int]) -> frozenset[int]:
+    """A set term's value in a model, in either representation."""
+    v = m.eval(t, model_completion=True)
+    if z3.is_bv_value(v):
+        return frozenset(k for k in domain if (v.as_long() >> k) & 1)
+    return frozenset(k for k in domain if z3.is_true(m.eval(z3.Select(t, k), model_completion=True)))
+
+
+# Request ids given to parked requests when a solver state becomes a Group (to_group / _member).
+PARKED_JOIN_ID, PARKED_SYNC_ID = 1000, 2000
 
 
 @dataclass
@@ -412,16 +437,54 @@ def replay(table: Table, urgent: Sequence[tuple[str, Guard]], states: Sequence[V
         want_rows = tuple(r for s in steps[a:b] for r in s.rows)
         fresh = int(first.x["fresh"]) if first.uses_fresh else None  # type: ignore[call-overload]
         want = project_values(post, domain)
-        found = _realise(table, urgent, pre, post, first, want_rows, want, fresh, domain)
+        found = _realise(table, urgent, pre, post, first, want_rows, want, fresh, domain, steps[a:b])
         if isinstance(found, str):
             raise ReplayError(f"steps {a}..{b - 1} ({', '.join(want_rows)}) do not replay: {found}")
         report.steps.append(found)
     return report
 
 
+def expected_outputs(steps: Sequence[MicroStep]) -> Optional[set[int]]:
+    """The request ids the model must answer (or mark superseded) over one chain (an input and
+    its urgent completions), as the encoding's response accounting says; None if not recorded."""
+    want: set[int] = set()
+    own_at: set[tuple[str, int]] = set()  # where the chain's own request waits
+    base = {"aj": PARKED_JOIN_ID, "asy": PARKED_SYNC_ID}
+    for i, st in enumerate(steps):
+        r = st.responses
+        if r is None:
+            return None
+        for kind, members in r.settled.items():
+            for k in members:
+                if i > 0 and (kind, k) in own_at:
+                    want.add(REQUEST_ID)
+                    own_at.discard((kind, k))
+                else:
+                    want.add(base[kind] + k)
+        if i == 0:
+            if r.own_answered:
+                want.add(REQUEST_ID)
+            own_at = {(kind, k) for kind, ks in r.own_parked.items() for k in ks}
+    return want
+
+
+def _outputs_differ(t: Transition, steps: Sequence[MicroStep]) -> str:
+    """The model's outputs against the encoding's response accounting ("" if they agree)."""
+    want = expected_outputs(steps)
+    if want is None:
+        return ""
+    got = {o.request_id for o in t.outputs}
+    if got != want:
+        return (f"same rows and state, different outputs: the model answers request ids "
+                f"{sorted(got)}, the encoding says {sorted(want)} (own request {REQUEST_ID}, "
+                f"parked joins {PARKED_JOIN_ID}+k, parked syncs {PARKED_SYNC_ID}+k)")
+    return ""
+
+
 def _realise(table: Table, urgent: Sequence[tuple[str, Guard]], pre: Values, post: Values,
              first: MicroStep, want_rows: tuple[str, ...], want: dict[str, object],
-             fresh: Optional[int], domain: Sequence[int]) -> Replayed | str:
+             fresh: Optional[int], domain: Sequence[int],
+             steps: Sequence[MicroStep] = ()) -> Replayed | str:
     closest = "no candidate input fired the same rows"
     kind = str(first.x["kind"])
     for h in hidden_variants(pre, post):
@@ -440,6 +503,9 @@ def _realise(table: Table, urgent: Sequence[tuple[str, Guard]], pre: Values, pos
                         continue
                     got = project_group(t.after, fresh)
                     if got == want:
+                        outputs_differ = _outputs_differ(t, steps)
+                        if outputs_differ:
+                            return outputs_differ
                         return Replayed(t, settings, t.rows)
                     diff = {k: (got[k], want[k]) for k in want if got.get(k) != want[k]}
                     closest = f"same rows, different state (model, solver): {diff}"

@@ -55,6 +55,34 @@ class EffCtx:
     scratch: dict[str, z3.ExprRef] = field(default_factory=dict)
     choices_used: int = 0
     fresh_used: bool = False
+    # Responses (model.dsl Ctx.outputs, seen per member). A parked request is named by its
+    # member and kind: "aj" (JoinGroup) or "asy" (SyncGroup). `settled`: members whose request
+    # parked before this input was answered or superseded; `own_parked`: where this input's
+    # own request is parked (if it is); `own_answered`: an output answered it; `bad`: conditions
+    # of an output for nothing parked, or a second output for one request.
+    settled: dict[str, z3.ExprRef] = field(default_factory=dict)
+    own_parked: dict[str, z3.ExprRef] = field(default_factory=dict)
+    own_answered: z3.BoolRef = field(default_factory=lambda: z3.BoolVal(False))
+    bad: list[z3.BoolRef] = field(default_factory=list)
+
+    def park_own(self, parked: str, m: z3.ExprRef) -> None:
+        """This input's request is parked at member m (its callback kept, GM:518 / GC:600)."""
+        self.own_parked[parked] = singleton(m)
+
+    def settle(self, parked: str, who: z3.ExprRef) -> None:
+        """An output for the parked request ("aj" join, "asy" sync) of each member in `who`
+        (answered, or marked superseded as Kafka leaves it unanswered)."""
+        none = empty_like(self.g["mem"])
+        now = inter(self.g["mem"], self.g[parked])
+        done = self.settled.get(parked, none)
+        own = self.own_parked.get(parked, none)
+        mine, before = inter(who, own), diff(who, own)
+        self.bad.append(z3.Not(is_empty(diff(who, now))))  # nothing parked there
+        self.bad.append(z3.Not(is_empty(inter(done, before))))  # answered twice
+        self.bad.append(z3.And(self.own_answered, z3.Not(is_empty(mine))))
+        self.own_answered = z3.Or(self.own_answered, z3.Not(is_empty(mine)))
+        self.own_parked[parked] = diff(own, who)
+        self.settled[parked] = union(done, before)
 
     def choose(self, candidates: z3.ExprRef) -> tuple[z3.BoolRef, z3.ExprRef]:
         """A member of `candidates` picked by the environment: (set non-empty, the pick)."""
@@ -121,13 +149,16 @@ def armed(isnew: z3.ExprRef, aj: z3.ExprRef, asy: z3.ExprRef) -> z3.BoolRef:
 
 
 def remove_set(ctx: EffCtx, r: z3.ExprRef, one: Optional[z3.ExprRef] = None,
-               dynamic_only: bool = False) -> Update:
+               dynamic_only: bool = False, answer_joins: bool = True) -> Update:
     """GM:268 remove for every member in `r` (already a subset of the members); the leader, if
     removed, is replaced by a choice among the members left (GM:277). The static map loses the
     removed members' instance ids: nothing when `r` holds only dynamic members, one entry when
     `r` is at most the member `one`, else pointwise (the map agrees with the members:
     aux-static-map-consistent)."""
     g = ctx.g
+    if answer_joins:  # UNKNOWN_MEMBER_ID to a removed member's parked JoinGroup
+        ctx.settle("aj", inter(r, g["aj"]))
+    ctx.settle("asy", inter(r, g["asy"]))  # a removed member's parked SyncGroup: superseded
     mem2 = diff(g["mem"], r)
     if dynamic_only:
         shas2 = g["shas"]
@@ -173,6 +204,9 @@ def _remove_group(ctx: EffCtx) -> Update:
 
 @encodes("unload-group")
 def _unload_group(ctx: EffCtx) -> Update:
+    g = ctx.g
+    ctx.settle("aj", inter(g["mem"], g["aj"]))  # NOT_COORDINATOR
+    ctx.settle("asy", inter(g["mem"], g["asy"]))
     upd = {**_cleared(ctx.g), "owned": z3.BoolVal(False)}
     del upd["gen"]  # the Dead object keeps its generation
     return upd
@@ -233,6 +267,7 @@ def _add_member(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
     mid = z3.If(x["mide"], ctx.fresh(), x["mid"])
     ctx.scratch["member_id"] = mid
+    ctx.park_own("aj", mid)  # a new member's JoinGroup waits (GM:416 add)
     static = x["hiid"]
     return {
         "mem": put(g["mem"], mid, True), "aj": put(g["aj"], mid, True),
@@ -254,7 +289,10 @@ def _mark_new_member_added(ctx: EffCtx) -> Update:
 
 @encodes("update-and-park-join")
 def _update_and_park_join(ctx: EffCtx) -> Update:
-    return {"aj": put(ctx.g["aj"], target(ctx), True)}
+    g, m = ctx.g, target(ctx)
+    ctx.settle("aj", inter(singleton(m), g["mem"], g["aj"]))  # the earlier one: superseded
+    ctx.park_own("aj", m)
+    return {"aj": put(g["aj"], m, True)}
 
 
 @encodes("replace-static-member")
@@ -266,6 +304,8 @@ def _replace_static_member(ctx: EffCtx) -> Update:
                        old_hasl=g["hasl"], old_isnew=sel(g["isnew"], old),
                        old_psync=sel(g["psync"], old), old_asg=sel(g["asg"], old))
     isnew = sel(g["isnew"], old)
+    ctx.settle("aj", inter(singleton(old), g["mem"], g["aj"]))  # FENCED_INSTANCE_ID
+    ctx.settle("asy", inter(singleton(old), g["mem"], g["asy"]))
 
     def move(a: z3.ExprRef, v: z3.ExprRef) -> z3.ExprRef:
         return put(put(a, old, False), new, v)
@@ -330,6 +370,7 @@ def _rebalance(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
     completing = eq(g["st"], GSTATE[GroupState.CompletingRebalance])
     from_empty = eq(g["st"], GSTATE[GroupState.Empty])
+    ctx.settle("asy", z3.If(completing, inter(g["mem"], g["asy"]), empty_like(g["mem"])))
     upd = _arm_join_timer(ctx, from_empty, z3.And(from_empty, x["rnz"]), drop_first=False)
     upd.update({
         "asy": z3.If(completing, empty_like(g["mem"]), g["asy"]),
@@ -346,7 +387,7 @@ def _remove_unjoined_dynamic(ctx: EffCtx) -> Update:
     g = ctx.g
     r = inter(g["mem"], inter(compl(g["hinst"]),
                                                   compl(g["aj"])))
-    return remove_set(ctx, r, dynamic_only=True)
+    return remove_set(ctx, r, dynamic_only=True, answer_joins=False)
 
 
 @encodes("elect-joined-leader")
@@ -383,6 +424,7 @@ def _disarm_join_timer(ctx: EffCtx) -> Update:
 @encodes("answer-joins")
 def _answer_joins(ctx: EffCtx) -> Update:
     g = ctx.g
+    ctx.settle("aj", inter(g["mem"], g["aj"]))
     return {"aj": empty_like(g["mem"]), "isnew": empty_like(g["mem"]),
             "sarm": diff(g["mem"], g["asy"]), "psync": g["mem"]}
 
@@ -409,7 +451,10 @@ def _extend_initial_delay(ctx: EffCtx) -> Update:
 
 @encodes("park-sync")
 def _park_sync(ctx: EffCtx) -> Update:
-    return {"asy": put(ctx.g["asy"], ctx.x["mid"], True)}
+    g, m = ctx.g, ctx.x["mid"]
+    ctx.settle("asy", inter(singleton(m), g["mem"], g["asy"]))  # the earlier one: superseded
+    ctx.park_own("asy", m)
+    return {"asy": put(g["asy"], m, True)}
 
 
 @encodes("unpend-sync")
@@ -425,6 +470,7 @@ def _store_assignment(ctx: EffCtx) -> Update:
 @encodes("answer-syncs")
 def _answer_syncs(ctx: EffCtx) -> Update:
     g = ctx.g
+    ctx.settle("asy", inter(g["mem"], g["asy"]))
     # answered members (asy) are re-armed unless satisfied (not new and parked in JoinGroup)
     rearmed = union(g["isnew"], compl(g["aj"]))
     sarm = union(diff(g["sarm"], g["asy"]), inter(g["asy"], rearmed))
@@ -433,6 +479,7 @@ def _answer_syncs(ctx: EffCtx) -> Update:
 
 @encodes("fail-syncs")
 def _fail_syncs(ctx: EffCtx) -> Update:
+    ctx.settle("asy", inter(ctx.g["mem"], ctx.g["asy"]))
     e = empty_like(ctx.g["mem"])
     return {"asy": e, "asg": e}
 

@@ -54,11 +54,24 @@ class Path:
     written: frozenset[str]  # state variables the path may change
     uses_fresh: bool = False
     mids: list[dict[str, z3.ExprRef]] = field(default_factory=list)  # states between its rows
+    # responses (for one-response-per-request), as EffCtx tracks them over the path's rows
+    settled: dict[str, z3.ExprRef] = field(default_factory=dict)
+    own_parked: dict[str, z3.ExprRef] = field(default_factory=dict)
+    own_answered: z3.BoolRef = field(default_factory=lambda: z3.BoolVal(False))
+    bad: list[z3.BoolRef] = field(default_factory=list)
 
 
-def fire_row(row: Row, g: Terms, x: Sym, choices_used: int = 0) -> tuple[dict[str, z3.ExprRef], EffCtx]:
-    """The row's effects in order, then its next state; the frame from row.modifies()."""
-    ctx = EffCtx(dict(g), x, choices_used=choices_used)
+def fire_row(row: Row, g: Terms, x: Sym, before: Optional[EffCtx] = None) -> tuple[dict[str, z3.ExprRef], EffCtx]:
+    """The row's effects in order, then its next state; the frame from row.modifies(). `before`:
+    the context of the row the same input met first (a `continue` row), whose choices and
+    responses carry over."""
+    ctx = EffCtx(dict(g), x)
+    if before is not None:
+        ctx.choices_used = before.choices_used
+        ctx.settled = dict(before.settled)
+        ctx.own_parked = dict(before.own_parked)
+        ctx.own_answered = before.own_answered
+        ctx.bad = list(before.bad)
     for name in row.effects:
         apply_effect(name, ctx)
     if row.next_state is not None:
@@ -96,14 +109,16 @@ def paths(table: Table, g: Terms, x: Sym, events: Optional[Sequence[str]] = None
                 raise EncodingError(f"row {row.id}: continue without a next state")
             for row2 in table.rows_for(row.next_state, row.event):
                 sel2 = z3.And(sel, guard_formula(row2.guard, post, x))
-                post2, ctx2 = fire_row(row2, post, x, ctx.choices_used)
+                post2, ctx2 = fire_row(row2, post, x, ctx)
                 if ctx.fresh_used and ctx2.fresh_used:
                     raise EncodingError(f"rows {row.id}, {row2.id}: two fresh ids in one input")
                 out.append(Path((row, row2), sel2, post2, ctx.side + ctx2.side,
                                 written | allowed_vars(row2.modifies()),
-                                ctx.fresh_used or ctx2.fresh_used, [post]))
+                                ctx.fresh_used or ctx2.fresh_used, [post],
+                                ctx2.settled, ctx2.own_parked, ctx2.own_answered, ctx2.bad))
         else:
-            out.append(Path((row,), sel, post, ctx.side, written, ctx.fresh_used))
+            out.append(Path((row,), sel, post, ctx.side, written, ctx.fresh_used, [],
+                            ctx.settled, ctx.own_parked, ctx.own_answered, ctx.bad))
     return out
 
 

@@ -74,10 +74,16 @@ class _Step:
     def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], timeout_ms: int) -> None:
         self.s, self.x, self.s2 = make_state("i0"), make_input("i0"), make_state("i1")
         self.paths = paths(table, self.s.v, self.x)
+        self.base = [enabled(table.events, urgent, self.s.v, self.x),
+                     transition(self.paths, self.s.v, self.s2.v)]
         self.solver = z3.Solver()
         self.solver.set("timeout", timeout_ms)
-        self.solver.add(enabled(table.events, urgent, self.s.v, self.x))
-        self.solver.add(transition(self.paths, self.s.v, self.s2.v))
+        self.solver.add(*self.base)
+        # For step invariants, one path at a time: the scheduler and that path's successor
+        # (plain equalities) instead of the whole transition's if-then-else.
+        self.path_solver = z3.Solver()
+        self.path_solver.set("timeout", timeout_ms)
+        self.path_solver.add(self.base[0])
 
 
 def _cti(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, m: z3.ModelRef) -> Cti:
@@ -121,15 +127,17 @@ def _quantified(f: z3.ExprRef) -> bool:
 
 def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", name: str,
              verdict: z3.CheckSatResult, premise: Sequence[z3.BoolRef] = (),
-             goal: Optional[z3.BoolRef] = None) -> tuple[str, Optional[Cti], str]:
+             goal: Optional[z3.BoolRef] = None,
+             solver: Optional[z3.Solver] = None) -> tuple[str, Optional[Cti], str]:
+    solver = st.solver if solver is None else solver
     if verdict == z3.unsat:
         return "proved", None, ""
-    why = "" if verdict == z3.sat else f"unknown: {st.solver.reason_unknown()}"
+    why = "" if verdict == z3.sat else f"unknown: {solver.reason_unknown()}"
     if verdict == z3.unknown and goal is not None:
         # Search a CTI against the quantifier-free part of the strengthening (complete there).
         weak = z3.Solver()
         weak.set("timeout", 20000)
-        weak.add(*st.solver.assertions()[:2])
+        weak.add(*st.base)
         weak.add(*[f for f in premise if not _quantified(f)])
         weak.add(goal)
         if weak.check() == z3.sat:
@@ -137,7 +145,7 @@ def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", nam
             if cti.replayed:
                 return "cti", cti, why + "; CTI found against the quantifier-free invariants"
     try:
-        m = st.solver.model()
+        m = solver.model()
     except z3.Z3Exception:
         return "unknown", None, why
     cti = _cti(table, urgent, st, m)
@@ -206,14 +214,30 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
         else:
             report.results.append(InductionResult(n, "proved", spent[n], invs[n].auxiliary))
     for n in step_names:
+        # One query per path (row, or continue row and the row after it): the violation is read
+        # off the path's own successor terms, which is far easier for the solver than the
+        # disjunction over all paths of the successor's if-then-else (that one timed out for
+        # one-response-per-request).
         t0 = time.perf_counter()
         inv = STEP_INVARIANTS[n]
-        st.solver.push()
-        goal = z3.Or([z3.And(p.sel, inv.violated(p, st.s.v, st.x, st.s2.v)) for p in st.paths])
-        st.solver.add(goal)
-        status, cti, why = _verdict(table, urgent, st, n, st.solver.check(), premise, goal)
+        status, cti, why = "proved", None, ""
+        ps = st.path_solver
+        ps.push()
+        ps.add(*premise)
+        for p in st.paths:
+            violated = inv.violated(p, st.s.v, st.x, p.post)
+            if z3.is_false(violated):
+                continue
+            ps.push()
+            goal = z3.And(p.sel, violated)
+            ps.add(goal, *p.side, *[st.s2.v[v] == p.post[v] for v in st.s2.v])
+            status, cti, why = _verdict(table, urgent, st, n, ps.check(), premise, goal, ps)
+            ps.pop()
+            if status != "proved":
+                why = f"{'/'.join(r.id for r in p.rows)}: {why}" if why else '/'.join(r.id for r in p.rows)
+                break
+        ps.pop()
         res = InductionResult(n, status, 0.0, cti=cti, message=why)
-        st.solver.pop()
         res.seconds = time.perf_counter() - t0
         report.results.append(res)
     st.solver.pop()

@@ -13,7 +13,7 @@ from proofs.cli import prove_main
 @pytest.mark.parametrize("argv", [
     ["--depth", "-1"], ["--invariant", "no-such-invariant"], ["--table", "model.table"],
     ["--table", "no.such.module:T"], ["--table", "model.table:URGENT"], ["--bogus"],
-    ["--json", "/no/such/dir/out.json"], ["--depth", "x"],
+    ["--json", "/no/such/dir/out.json"], ["--depth", "x"], ["--depth", "1000"],
 ])
 def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert prove_main(argv) == 2
@@ -33,5 +33,7 @@ def test_mutant_exits_1() -> None:
                        "single-delayed-join", "--depth", "3"]) == 1
 
 
-def test_unencoded_invariant_is_not_claimed_proved() -> None:
-    assert prove_main(["--invariant", "one-response-per-request", "--depth", "1"]) == 1
+def test_one_response_per_request_is_proved_and_its_mutant_is_not() -> None:
+    assert prove_main(["--invariant", "one-response-per-request", "--depth", "2"]) == 0
+    assert prove_main(["--table", "model.mutants:JOIN_ANSWERED_AND_PARKED", "--invariant",
+                       "one-response-per-request", "--depth", "3"]) == 1

@@ -18,7 +18,8 @@ def test_every_encoded_invariant_is_proved_for_the_classic_table() -> None:
     assert set(rep.inductive_set) == set(all_state_invariants())
 
 
-@pytest.mark.parametrize("mutant", ["heartbeat-empty-accepted", "commit-stale-accepted"])
+@pytest.mark.parametrize("mutant", ["heartbeat-empty-accepted", "commit-stale-accepted",
+                                    "join-answered-and-parked"])
 def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     table, invariant, _ = MUTANTS[mutant]
     rep = prove(table, URGENT, [invariant])
