@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ids", type=int, default=3, metavar="N",
                    help="member/instance ids in BMC (default 3)")
     p.add_argument("--rows", action="store_true", help="also decide every row's reachability")
-    p.add_argument("--reach-depth", type=int, default=4, metavar="D",
-                   help="BMC depth for row witnesses (default 4)")
+    p.add_argument("--reach-depth", type=int, default=8, metavar="D",
+                   help="BMC depth for row witnesses (default 8)")
     p.add_argument("--timeout-ms", type=int, default=30000, metavar="MS",
                    help="per-query solver timeout (default 30000)")
     p.add_argument("--json", metavar="FILE", help="write the full report as JSON")

@@ -351,6 +351,28 @@ def _leader_unsynced(g: Terms, d: Domain) -> z3.BoolRef:
     return z3.Implies(eq(g["st"], GSTATE[C]), z3.And(g["hasl"], sel(g["psync"], g["leader"])))
 
 
+@state_inv("aux-dead-is-unowned", auxiliary=True)
+def _dead_unowned(g: Terms, d: Domain) -> z3.BoolRef:
+    """A Dead group object is one whose partition was unloaded (DeleteGroups and offset expiry
+    take the group out of the cache: Missing); so a Dead object never sits on an owned partition."""
+    return z3.Implies(eq(g["st"], GSTATE[D]), z3.Not(g["owned"]))
+
+
+@state_inv("aux-missing-has-no-record", auxiliary=True)
+def _missing_no_record(g: Terms, d: Domain) -> z3.BoolRef:
+    """A group that is not in the cache has no GroupMetadata record and no offsets: it never
+    existed, or DeleteGroups / offset expiry wrote tombstones for both."""
+    return z3.Implies(eq(g["st"], GSTATE[M]), z3.And(eq(g["pers"], PERS_NONE), z3.Not(g["offs"])))
+
+
+@state_inv("aux-initial-rebalance-all-parked", auxiliary=True)
+def _initial_all_parked(g: Terms, d: Domain) -> z3.BoolRef:
+    """During an initial rebalance (InitialDelayedJoin armed) every member joined during it and
+    is parked: the group was Empty when it began, and members join parked."""
+    return z3.Implies(z3.And(eq(g["st"], GSTATE[P]), g["jt"] > 0, g["jt_init"]),
+                      is_empty(diff(g["mem"], g["aj"])))
+
+
 def all_state_invariants() -> dict[str, StateInvariant]:
     return {**STATE_INVARIANTS, **AUXILIARY}
 
