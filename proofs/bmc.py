@@ -74,12 +74,32 @@ class Unrolling:
             # all-finite sorts: Z3's SAT-based finite-domain solver (far faster than SMT here)
             solver = z3.SolverFor("QF_FD") if self.width is not None else z3.Solver()
         self.solver = solver
+        # what was asserted, per push level (the solver's own assertions() may hold its
+        # preprocessing's auxiliary constants, so a model is checked against these)
+        self.frames: list[list[z3.BoolRef]] = [[]]
         self.tag = tag
         self.states: list[Sym] = [make_state(f"{tag}0", self.width)]
         self.inputs: list[Sym] = []
         self.paths: list[list[Path]] = []
         if init:
-            self.solver.add(initial_state(self.states[0]))
+            self.add(initial_state(self.states[0]))
+
+    def add(self, *fs: z3.BoolRef) -> None:
+        self.frames[-1].extend(fs)
+        self.solver.add(*fs)
+
+    def push(self) -> None:
+        self.frames.append([])
+        self.solver.push()
+
+    def pop(self) -> None:
+        self.frames.pop()
+        self.solver.pop()
+
+    def satisfies(self, m: z3.ModelRef) -> bool:
+        """The model satisfies everything asserted (guards against a bogus model: seen with very
+        small timeouts)."""
+        return all(z3.is_true(m.eval(f, model_completion=True)) for fr in self.frames for f in fr)
 
     @property
     def domain(self) -> Optional[list[int]]:
@@ -98,10 +118,10 @@ class Unrolling:
         s, x, s2 = self.states[k], make_input(f"{self.tag}{k}", self.width), make_state(
             f"{self.tag}{k + 1}", self.width)
         ps = paths(self.table, s.v, x)
-        self.solver.add(enabled(self.table.events, self.urgent, s.v, x))
-        self.solver.add(transition(ps, s.v, s2.v))
+        self.add(enabled(self.table.events, self.urgent, s.v, x))
+        self.add(transition(ps, s.v, s2.v))
         if self.n_ids is not None:
-            self.solver.add(bounded_input(x, self.n_ids))
+            self.add(bounded_input(x, self.n_ids))
         self.inputs.append(x)
         self.states.append(s2)
         self.paths.append(ps)
@@ -131,20 +151,25 @@ class Unrolling:
         while len(self.inputs) < depth:
             self.extend()
 
-    def settle(self, at: int, max_urgent: int = 4) -> Optional[tuple[z3.ModelRef, int]]:
+    def settle(self, at: int, max_urgent: int = 4) -> tuple[Optional[z3.ModelRef], int, str]:
         """A model of the current assertions that reaches a quiescent state within `max_urgent`
         more steps after depth `at` (urgent completions are forced, so one exists unless they
-        never end), with that depth."""
+        never end), with that depth; or None and why not ("" = none exists, else the solver's
+        reason for giving up)."""
         for j in range(at, at + max_urgent + 1):
             self.ensure(j)
-            self.solver.push()
-            self.solver.add(self.quiescent(j))
+            self.push()
+            self.add(self.quiescent(j))
             verdict = self.solver.check()
             m = self.solver.model() if verdict == z3.sat else None
-            self.solver.pop()
-            if m is not None:
-                return m, j
-        return None
+            ok = m is not None and self.satisfies(m)
+            reason = "" if verdict != z3.unknown else str(self.solver.reason_unknown())
+            self.pop()
+            if ok:
+                return m, j, ""
+            if verdict != z3.unsat:
+                return None, j, reason or "the solver gave up (its model is not one)"
+        return None, at + max_urgent, ""
 
     def trace(self, m: z3.ModelRef, upto: int, domain: Sequence[int]) -> Trace:
         states = [read(m, self.states[i], domain) for i in range(upto + 1)]
@@ -197,8 +222,8 @@ def bmc(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[
     Once depth k is clear of an invariant, it is assumed at the (quiescent) states of depth k in
     the deeper queries: sound, since a shortest counterexample satisfies the invariant at every
     earlier depth, and it is what keeps deep queries cheap (the invariants are inductive). A
-    query beyond `timeout_ms` stops the invariants it covered (status "unknown", `depth` = the
-    last depth fully checked)."""
+    joint query beyond `timeout_ms` is split into one query per invariant; an invariant whose own
+    query times out stops (status "unknown", `depth` = the last depth fully checked)."""
     u = Unrolling(table, urgent, n_ids, finite=finite)
     u.solver.set("timeout", timeout_ms)
     domain = list(range(n_ids))
@@ -219,47 +244,59 @@ def bmc(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[
             t0 = time.perf_counter()
             u.ensure(k)
             charge(open_names, t0)
-        while True:
-            asked = [n for n in open_names if not (n in STEP_INVARIANTS and k == 0)]
+        first = [n for n in open_names if not (n in STEP_INVARIANTS and k == 0)]
+        groups: list[list[str]] = [first] if first else []
+        while groups:
+            asked = [n for n in groups.pop() if n in open_names]
             if not asked:
-                break
+                continue
             t0 = time.perf_counter()
             violations = {n: u.violation(n, k) for n in asked}
-            u.solver.push()
-            u.solver.add(z3.Or(list(violations.values())))
+            u.push()
+            u.add(z3.Or(list(violations.values())))
             verdict = u.solver.check()
             model = u.solver.model() if verdict == z3.sat else None
             reason = str(u.solver.reason_unknown()) if verdict == z3.unknown else ""
+            if model is not None and not u.satisfies(model):
+                # seen with very small timeouts: a "sat" whose model breaks the assertions
+                verdict, model, reason = z3.unknown, None, "the solver gave up (its model is not one)"
             end = k
+            hit: list[str] = []
             if model is not None:
                 hit = [n for n in asked if z3.is_true(model.eval(violations[n], model_completion=True))]
                 if not hit:
                     raise ReplayError(f"depth {k}: the solver's model violates none of the invariants asked")
-                u.solver.add(z3.Or([violations[n] for n in hit]))
-                settled = u.settle(k)
-                if settled is None:
+                u.add(z3.Or([violations[n] for n in hit]))
+                model, end, why = u.settle(k)
+                if model is None and not why:
                     raise ReplayError(f"depth {k}: a violation of {hit} never reaches a quiescent state")
-                model, end = settled
-                hit = [n for n in hit if z3.is_true(model.eval(violations[n], model_completion=True))]
-            u.solver.pop()
+                if model is None:
+                    verdict, reason = z3.unknown, why
+                else:
+                    hit = [n for n in hit if z3.is_true(model.eval(violations[n], model_completion=True))]
+            u.pop()
             charge(asked, t0)
             if verdict == z3.unsat:
-                break
+                continue
             if model is None:
-                for n in asked:
-                    results[n] = BmcResult(n, k - 1, "unknown", spent[n], message=f"depth {k}: {reason}")
-                    open_names.remove(n)
-                break
+                if len(asked) > 1:  # too hard together: ask one invariant at a time
+                    groups.extend([n] for n in reversed(asked))
+                    continue
+                results[asked[0]] = BmcResult(asked[0], k - 1, "unknown", spent[asked[0]],
+                                              message=f"depth {k}: {reason}")
+                open_names.remove(asked[0])
+                continue
             tr = u.trace(model, end, domain)
             tr.replayed = replay(table, urgent, tr.states, tr.steps, domain).steps
             for n in hit:
                 results[n] = BmcResult(n, end, "violated", spent[n], tr, confirm(table, n, tr))
                 open_names.remove(n)
+            groups.append([n for n in asked if n not in hit])  # the rest, asked again
         for n in open_names:  # known from here on: nothing reachable breaks n at depth k
             if n in state_invs:
-                u.solver.add(z3.Implies(u.quiescent(k), state_invs[n].holds(u.states[k].v, u.id_terms)))
+                u.add(z3.Implies(u.quiescent(k), state_invs[n].holds(u.states[k].v, u.id_terms)))
             elif k > 0:
-                u.solver.add(z3.Not(u.violation(n, k)))
+                u.add(z3.Not(u.violation(n, k)))
         if progress is not None:
             progress(f"BMC depth {k}/{depth}: {len(open_names)} invariant(s) still hold")
     for n in open_names:

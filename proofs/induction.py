@@ -29,9 +29,9 @@ from proofs.decode import (
     read,
     replay,
 )
-from proofs.encode import enabled, paths, transition
+from proofs.encode import bounded_input, enabled, paths, transition
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants
-from proofs.symbolic import initial_state, make_input, make_state
+from proofs.symbolic import enum_ranges, id_val, initial_state, make_input, make_state
 
 
 @dataclass
@@ -71,23 +71,41 @@ class InductionReport:
 class _Step:
     """s, x, s' with the transition and the scheduler asserted in a solver."""
 
-    def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], timeout_ms: int) -> None:
-        self.s, self.x, self.s2 = make_state("i0"), make_input("i0"), make_state("i1")
+    def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], timeout_ms: int,
+                 n_ids: Optional[int] = None) -> None:
+        # n_ids: the finite representation with ids 0..n_ids-1 (searching small CTIs), else the
+        # unbounded one (the proofs)
+        self.n_ids = n_ids
+        tag = "" if n_ids is None else "f"
+        self.s, self.x = make_state(f"{tag}i0", n_ids), make_input(f"{tag}i0", n_ids)
+        self.s2 = make_state(f"{tag}i1", n_ids)
         self.paths = paths(table, self.s.v, self.x)
         self.base = [enabled(table.events, urgent, self.s.v, self.x),
                      transition(self.paths, self.s.v, self.s2.v)]
-        self.solver = z3.Solver()
-        self.solver.set("timeout", timeout_ms)
+        if n_ids is not None:
+            self.base[0] = z3.And(self.base[0], bounded_input(self.x, n_ids), enum_ranges(self.s))
+
+        def new_solver() -> z3.Solver:
+            solver = z3.SolverFor("QF_FD") if n_ids is not None else z3.Solver()
+            solver.set("timeout", timeout_ms)
+            return solver
+        self.solver = new_solver()
         self.solver.add(*self.base)
         # For step invariants, one path at a time: the scheduler and that path's successor
         # (plain equalities) instead of the whole transition's if-then-else.
-        self.path_solver = z3.Solver()
-        self.path_solver.set("timeout", timeout_ms)
+        self.path_solver = new_solver()
         self.path_solver.add(self.base[0])
+
+    @property
+    def ids(self) -> Optional[list[z3.ExprRef]]:
+        return None if self.n_ids is None else [id_val(k, self.n_ids) for k in range(self.n_ids)]
 
 
 def _cti(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, m: z3.ModelRef) -> Cti:
-    domain = ids_in_model(m, [st.s, st.x, st.s2]) or [0]
+    if st.n_ids is not None:
+        domain = list(range(st.n_ids))
+    else:
+        domain = ids_in_model(m, [st.s, st.x, st.s2]) or [0]
     chosen = [p for p in st.paths if z3.is_true(m.eval(p.sel, model_completion=True))]
     rows = tuple(r.id for r in chosen[0].rows) if chosen else ()
     pre, post = read(m, st.s, domain), read(m, st.s2, domain)
@@ -125,14 +143,56 @@ def _quantified(f: z3.ExprRef) -> bool:
     return False
 
 
+FINITE_CTI_IDS = 3
+
+
+def _finite_cti(table: Table, urgent: Sequence[tuple[str, Guard]], name: str,
+                premise_names: Sequence[str], path_index: Optional[int],
+                timeout_ms: int) -> Optional[Cti]:
+    """A counterexample to induction with at most FINITE_CTI_IDS member / instance ids, searched
+    in the finite representation, where the premise's quantifiers become finite conjunctions and
+    the query is decidable. Every such state is also a state of the unbounded system."""
+    fs = _Step(table, urgent, timeout_ms, FINITE_CTI_IDS)
+    invs = all_state_invariants()
+    premise = [invs[n].holds(fs.s.v, fs.ids) for n in premise_names]
+    if name in invs:
+        solver = fs.solver
+        goal = z3.Not(invs[name].holds(fs.s2.v, fs.ids))
+        solver.add(*premise, goal)
+    else:
+        if path_index is None:
+            return None
+        p = fs.paths[path_index]
+        solver = fs.path_solver
+        solver.add(*premise, p.sel, STEP_INVARIANTS[name].violated(p, fs.s.v, fs.x, p.post), *p.side,
+                   *[fs.s2.v[v] == p.post[v] for v in fs.s2.v])
+    if solver.check() != z3.sat:
+        return None
+    return _cti(table, urgent, fs, solver.model())
+
+
 def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", name: str,
              verdict: z3.CheckSatResult, premise: Sequence[z3.BoolRef] = (),
              goal: Optional[z3.BoolRef] = None,
-             solver: Optional[z3.Solver] = None) -> tuple[str, Optional[Cti], str]:
+             solver: Optional[z3.Solver] = None, premise_names: Sequence[str] = (),
+             path_index: Optional[int] = None) -> tuple[str, Optional[Cti], str]:
     solver = st.solver if solver is None else solver
     if verdict == z3.unsat:
         return "proved", None, ""
     why = "" if verdict == z3.sat else f"unknown: {solver.reason_unknown()}"
+    first: Optional[Cti] = None
+    if verdict == z3.sat:
+        first = _cti(table, urgent, st, solver.model())
+        if first.replayed:
+            return "cti", first, why
+    # The quantified premise can leave Z3 undecided, and an unbounded model may decode into a
+    # state the model cannot take a step from; a CTI over a few ids is decidable and concrete.
+    small = _finite_cti(table, urgent, name, premise_names, path_index, 20000)
+    if small is not None and small.replayed:
+        return "cti", small, (why + "; " if why else "") + \
+            f"CTI found with {FINITE_CTI_IDS} ids (finite representation)"
+    if first is not None:
+        return "cti", first, "the solver's CTI does not replay through the model"
     if verdict == z3.unknown and goal is not None:
         # Search a CTI against the quantifier-free part of the strengthening (complete there).
         weak = z3.Solver()
@@ -191,7 +251,8 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
             st.solver.add(goal)
             verdict = st.solver.check()
             if verdict != z3.unsat:
-                status, cti, why = _verdict(table, urgent, st, n, verdict, premise, goal)
+                status, cti, why = _verdict(table, urgent, st, n, verdict, premise, goal,
+                                            premise_names=candidates)
                 dropped[n] = InductionResult(n, status, 0.0, invs[n].auxiliary, cti, why)
                 candidates.remove(n)
                 changed = True
@@ -224,14 +285,15 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
         ps = st.path_solver
         ps.push()
         ps.add(*premise)
-        for p in st.paths:
+        for index, p in enumerate(st.paths):
             violated = inv.violated(p, st.s.v, st.x, p.post)
             if z3.is_false(violated):
                 continue
             ps.push()
             goal = z3.And(p.sel, violated)
             ps.add(goal, *p.side, *[st.s2.v[v] == p.post[v] for v in st.s2.v])
-            status, cti, why = _verdict(table, urgent, st, n, ps.check(), premise, goal, ps)
+            status, cti, why = _verdict(table, urgent, st, n, ps.check(), premise, goal, ps,
+                                        premise_names=candidates, path_index=index)
             ps.pop()
             if status != "proved":
                 why = f"{'/'.join(r.id for r in p.rows)}: {why}" if why else '/'.join(r.id for r in p.rows)

@@ -29,3 +29,12 @@ def test_classic_table_has_no_counterexample_to_depth_3() -> None:
     names = list(all_state_invariants()) + list(STEP_INVARIANTS)
     results = bmc(CLASSIC_TABLE, URGENT, names, depth=3, n_ids=2)
     assert {r.invariant: r.status for r in results if r.status != "holds"} == {}
+
+
+def test_a_query_that_times_out_is_reported_unknown_never_holds() -> None:
+    names = ["single-delayed-join", "leader-is-member", "generation-monotonic"]
+    results = bmc(CLASSIC_TABLE, URGENT, names, depth=4, n_ids=3, timeout_ms=1)
+    assert [r.invariant for r in results] == names
+    for r in results:
+        assert r.status == "unknown", r
+        assert r.depth < 4 and r.message.startswith(f"depth {r.depth + 1}:")

@@ -18,10 +18,14 @@ def test_every_encoded_invariant_is_proved_for_the_classic_table() -> None:
     assert set(rep.inductive_set) == set(all_state_invariants())
 
 
-@pytest.mark.parametrize("mutant", ["heartbeat-empty-accepted", "commit-stale-accepted",
-                                    "join-answered-and-parked"])
+# The explorer's liveness check has no safety encoding; the same defect breaks this one.
+SAFETY_STAND_IN = {"quiescence-reachable": "aux-delayed-sync-armed-in-completing"}
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     table, invariant, _ = MUTANTS[mutant]
+    invariant = SAFETY_STAND_IN.get(invariant, invariant)
     rep = prove(table, URGENT, [invariant])
     r = next(x for x in rep.results if x.invariant == invariant)
     assert r.status == "cti"
