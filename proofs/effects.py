@@ -94,14 +94,16 @@ class EffCtx:
         self.side.append(z3.Implies(nonempty, sel(candidates, c)))
         return nonempty, c
 
-    def fresh(self) -> z3.ExprRef:
-        """GM:416 a new member id: not a member and not pending (AbstractMode / UUID)."""
+    def fresh(self, when: Optional[z3.BoolRef] = None) -> z3.ExprRef:
+        """GM:416 a new member id: not a member and not pending (AbstractMode / UUID). `when`:
+        the id is only used under this condition, and only then constrained (with a bounded id
+        domain an unconditional constraint would block the input when every id is in use)."""
         if self.fresh_used:
             raise EncodingError("two fresh member ids in one row")
         self.fresh_used = True
         f = self.x["fresh"]
-        self.side.append(z3.Not(sel(self.g["mem"], f)))
-        self.side.append(z3.Not(sel(self.g["pend"], f)))
+        unused = z3.And(z3.Not(sel(self.g["mem"], f)), z3.Not(sel(self.g["pend"], f)))
+        self.side.append(unused if when is None else z3.Implies(when, unused))
         return f
 
 
@@ -265,7 +267,7 @@ def _add_pending_member(ctx: EffCtx) -> Update:
 @encodes("add-member")
 def _add_member(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
-    mid = z3.If(x["mide"], ctx.fresh(), x["mid"])
+    mid = z3.If(x["mide"], ctx.fresh(when=x["mide"]), x["mid"])
     ctx.scratch["member_id"] = mid
     ctx.park_own("aj", mid)  # a new member's JoinGroup waits (GM:416 add)
     static = x["hiid"]
@@ -374,6 +376,7 @@ def _rebalance(ctx: EffCtx) -> Update:
     upd = _arm_join_timer(ctx, from_empty, z3.And(from_empty, x["rnz"]), drop_first=False)
     upd.update({
         "asy": z3.If(completing, empty_like(g["mem"]), g["asy"]),
+        "sarm": z3.If(completing, rearm_answered_syncs(g), g["sarm"]),
         "asg": z3.If(completing, empty_like(g["mem"]), g["asg"]),
         "psync": empty_like(g["mem"]), "stn": zero_like(g["stn"]),
     })
@@ -467,21 +470,25 @@ def _store_assignment(ctx: EffCtx) -> Update:
     return {"asg": inter(ctx.g["mem"], ctx.x["given"])}
 
 
+def rearm_answered_syncs(g: dict[str, z3.ExprRef]) -> z3.ExprRef:
+    """effects._answer_sync: each member whose parked SyncGroup is answered has its session
+    re-armed unless satisfied (not new and parked in JoinGroup)."""
+    rearmed = union(g["isnew"], compl(g["aj"]))
+    return union(diff(g["sarm"], g["asy"]), inter(g["asy"], rearmed))
+
+
 @encodes("answer-syncs")
 def _answer_syncs(ctx: EffCtx) -> Update:
     g = ctx.g
     ctx.settle("asy", inter(g["mem"], g["asy"]))
-    # answered members (asy) are re-armed unless satisfied (not new and parked in JoinGroup)
-    rearmed = union(g["isnew"], compl(g["aj"]))
-    sarm = union(diff(g["sarm"], g["asy"]), inter(g["asy"], rearmed))
-    return {"asy": empty_like(g["mem"]), "sarm": sarm}
+    return {"asy": empty_like(g["mem"]), "sarm": rearm_answered_syncs(g)}
 
 
 @encodes("fail-syncs")
 def _fail_syncs(ctx: EffCtx) -> Update:
     ctx.settle("asy", inter(ctx.g["mem"], ctx.g["asy"]))
     e = empty_like(ctx.g["mem"])
-    return {"asy": e, "asg": e}
+    return {"asy": e, "asg": e, "sarm": rearm_answered_syncs(ctx.g)}
 
 
 @encodes("rearm-session")
