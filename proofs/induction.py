@@ -187,7 +187,7 @@ def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", nam
             return "cti", first, why
     # The quantified premise can leave Z3 undecided, and an unbounded model may decode into a
     # state the model cannot take a step from; a CTI over a few ids is decidable and concrete.
-    small = _finite_cti(table, urgent, name, premise_names, path_index, 20000)
+    small = _finite_cti(table, urgent, name, premise_names, path_index, 60000)
     if small is not None and small.replayed:
         return "cti", small, (why + "; " if why else "") + \
             f"CTI found with {FINITE_CTI_IDS} ids (finite representation)"
