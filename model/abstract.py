@@ -509,7 +509,9 @@ class Renamer:
 
 
 def _member_key(m: Member, rn: Renamer) -> tuple[object, ...]:
-    return (rn.mid(m.member_id), rn.mid(m.instance_id), m.protocols[0].metadata if m.protocols else b"",
+    # the whole protocol list (names, order, metadata): selectProtocol and metadata-matches read
+    # all of it, so members that differ anywhere in it are different states
+    return (rn.mid(m.member_id), rn.mid(m.instance_id), m.protocols,
             None if m.awaiting_join is None else rn.rid(m.awaiting_join.request_id),
             rn.rid(m.awaiting_sync), m.is_new, m.assignment, m.session_deadline is not None,
             m.pending_sync)

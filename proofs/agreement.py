@@ -473,9 +473,9 @@ def explore_states(table: Table, urgent: Sequence[tuple[str, Guard]], b: Agreeme
     iv = project(init.group, b.ids, b.instances)
     ik = state_key(iv, b.ids, b.instances)
     out = ExplorerStates(ik, {ik}, set(), {ik: iv}, groups={ik: init.group})
-    # Worlds are deduplicated by their group (open-mode clients never change), not by
-    # model.abstract.world_key, which keeps only a member's first protocol metadata and so
-    # merges members whose protocol lists select different protocols.
+    # Worlds are deduplicated by their group itself (open-mode clients never change), so this
+    # check does not depend on model.abstract.world_key, whose member key once merged members
+    # with different protocol lists (finding F3, docs/proofs.md).
     seen: dict[Group, Optional[Key]] = {init.group: ik}
     queue: list[tuple[World, Key]] = [(init, ik)]
     while queue:

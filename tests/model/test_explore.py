@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.abstract import Bounds
+from model.abstract import Bounds, World
 from model.explore import explore
 from model.mutants import MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
@@ -77,3 +77,18 @@ def test_default_plan_covers_every_row_or_says_why_not() -> None:
     # A row marked unreachable that fires is a wrong claim in the table.
     wrongly_marked = [row.id for row in CLASSIC_TABLE.rows if row.id in fired and row.unreachable]
     assert wrongly_marked == []
+
+
+def test_members_with_different_protocol_lists_are_different_states() -> None:
+    """Regression (found by proofs/agreement.py): the state key kept only the first protocol's
+    metadata, so a member preferring roundrobin merged with one offering only range and the
+    explorer never reached roundrobin at generation 1. Removing the fix makes this fail."""
+    seen: set[tuple[object, int]] = set()
+
+    def note(w: World) -> None:
+        seen.add((w.group.protocol_name, w.group.generation))
+
+    explore(CLASSIC_TABLE, URGENT, Bounds(dynamic=1, static=0, max_generation=1, mode="open",
+                                           max_ids_per_client=2),
+            symmetry=False, liveness=False, progress=None, on_state=note)
+    assert ("roundrobin", 1) in seen, sorted(seen, key=str)
