@@ -125,6 +125,8 @@ def generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=40, help="client actions per group")
     p.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
     p.add_argument("--files", type=int, default=1, help="number of output files")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes writing the files (at most --files; same output as one process)")
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--overwrite", action="store_true")
     return p
@@ -140,8 +142,9 @@ def generate_main(argv: Sequence[str], coordinator_factory: CoordinatorFactory, 
             groups=args.groups, seed=args.seed, faults=args.faults, bugs=tuple(args.bug),
             bug_fraction=args.bug_fraction, steps=args.steps, fmt=args.format, files=args.files,
         )
-        manifest = generate(options, coordinator_factory, Path(args.out), args.overwrite, source)
-    except (GenerateError, OutputError) as e:
+        manifest = generate(options, coordinator_factory, Path(args.out), args.overwrite, source,
+                            jobs=args.jobs, progress=sys.stderr)
+    except (GenerateError, OutputError, ValueError) as e:  # ValueError: the factory refused an option (a bug name)
         print(f"groupspec traces generate: {e}", file=sys.stderr)
         return 2
     print(f"groups {manifest['groups']}, events {manifest['events']}, bugged groups {len(manifest['bugged_groups'])}"

@@ -15,10 +15,12 @@ compared (member ids aside), so "the job flags exactly the bugged groups" can be
 from __future__ import annotations
 
 import json
+import queue
 import random
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Final, Optional, Protocol
+from typing import Any, Callable, Final, Optional, Protocol, TextIO
 
 from model.coordinator_api import Coordinator, CoordinatorConfig, Recorder
 from model.messages import (
@@ -248,9 +250,17 @@ def visible_projection(events: list[TraceEvent]) -> list[tuple[Any, ...]]:
 
 
 def generate(options: GeneratorOptions, factory: CoordinatorFactory, out_dir: Path, overwrite: bool = False,
-             source: str = "reference") -> dict[str, Any]:
+             source: str = "reference", jobs: int = 1, progress: Optional[TextIO] = None) -> dict[str, Any]:
+    """Record `options.groups` groups into `options.files` files; group i goes to file i % files.
+
+    `jobs` > 1 writes the files in that many processes (each process owns whole files, so the
+    output is byte for byte the one a single process writes). `progress`: a stream that gets a
+    line every few seconds (groups done, rate, time left).
+    """
+    if jobs < 1:
+        raise GenerateError("--jobs must be >= 1")
     chooser = random.Random(f"{options.seed}:bugs")
-    bugged = {i for i in range(options.groups) if options.bugs and chooser.random() < options.bug_fraction}
+    bugged = frozenset(i for i in range(options.groups) if options.bugs and chooser.random() < options.bug_fraction)
     manifest: dict[str, Any] = {
         "schema": "groupspec.trace/1", "source": source, "seed": options.seed, "groups": options.groups,
         "steps": options.steps, "faults": sorted(options.faults), "bugs": list(options.bugs),
@@ -258,27 +268,135 @@ def generate(options: GeneratorOptions, factory: CoordinatorFactory, out_dir: Pa
         "files": [],
     }
     with AtomicOutput(out_dir, overwrite) as out:
-        writers = [_writer(out.path(f"part-{i:05d}.{options.fmt}"), options.fmt) for i in range(options.files)]
-        try:
-            for i in range(options.groups):
-                group_id = f"g{i:07d}"
-                seed = f"{options.seed}:{i}"
-                bugs = frozenset(options.bugs) if i in bugged else frozenset()
-                events = run_group(group_id, seed, options, factory, bugs, source)
-                if bugs:
-                    manifest["bugged_groups"].append(group_id)
-                    clean = run_group(group_id, seed, options, factory, frozenset(), source)
-                    if visible_projection(clean) != visible_projection(events):
-                        manifest["bug_observable_groups"].append(group_id)
-                writers[i % len(writers)].write(events)
-                manifest["events"] += len(events)
-        finally:
-            for w in writers:
-                w.close()
-        manifest["files"] = [f"part-{i:05d}.{options.fmt}" for i in range(options.files)]
+        names = [f"part-{i:05d}.{options.fmt}" for i in range(options.files)]
+        shares = [[(f, out.path(names[f])) for f in range(w, options.files, jobs)] for w in range(min(jobs, options.files))]
+        work = _FileWork(options, factory, bugged, source)
+        results = _run_shares(work, shares, options.groups, progress)
+        for events, bugged_ids, observable_ids in results:
+            manifest["events"] += events
+            manifest["bugged_groups"] += bugged_ids
+            manifest["bug_observable_groups"] += observable_ids
+        for key in ("bugged_groups", "bug_observable_groups"):
+            manifest[key] = [_group_id(i) for i in sorted(manifest[key])]
+        manifest["files"] = names
         (out.path("manifest.json")).write_text(json.dumps(manifest, indent=2) + "\n")
         out.commit({"groups": options.groups, "events": manifest["events"]})
     return manifest
+
+
+def _group_id(i: int) -> str:
+    return f"g{i:07d}"
+
+
+_ShareResult = tuple[int, list[int], list[int]]  # events written, bugged group numbers, observable ones
+
+
+@dataclass(frozen=True, slots=True)
+class _FileWork:
+    """What one process needs to write its files (picklable: the factory is a class or a function)."""
+
+    options: GeneratorOptions
+    factory: CoordinatorFactory
+    bugged: frozenset[int]
+    source: str
+
+    def write(self, files: list[tuple[int, Path]], done: Callable[[], None]) -> _ShareResult:
+        o = self.options
+        events_total, bugged_ids, observable_ids = 0, [], []
+        for index, path in files:
+            writer = _writer(path, o.fmt)
+            try:
+                for i in range(index, o.groups, o.files):
+                    group_id, seed = _group_id(i), f"{o.seed}:{i}"
+                    bugs = frozenset(o.bugs) if i in self.bugged else frozenset()
+                    events = run_group(group_id, seed, o, self.factory, bugs, self.source)
+                    if bugs:
+                        bugged_ids.append(i)
+                        clean = run_group(group_id, seed, o, self.factory, frozenset(), self.source)
+                        if visible_projection(clean) != visible_projection(events):
+                            observable_ids.append(i)
+                    writer.write(events)
+                    events_total += len(events)
+                    done()
+            finally:
+                writer.close()
+        return events_total, bugged_ids, observable_ids
+
+
+PROGRESS_EVERY_S: Final = 5.0
+
+
+def _run_shares(work: _FileWork, shares: list[list[tuple[int, Path]]], groups: int,
+                progress: Optional[TextIO]) -> list[_ShareResult]:
+    report = _ProgressLine(groups, progress)
+    if len(shares) == 1:
+        return [work.write(shares[0], report.one_done)]
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context("spawn")
+    counter = ctx.Value("q", 0)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_share_main, args=(work, share, counter, results), daemon=True) for share in shares]
+    for p in procs:
+        p.start()
+    collected: list[_ShareResult] = []
+    try:
+        while len(collected) < len(procs):
+            try:
+                outcome = results.get(timeout=PROGRESS_EVERY_S)
+            except queue.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise GenerateError(f"a generator process died (exit code {dead[0].exitcode})") from None
+                report.show(counter.value)
+                continue
+            if isinstance(outcome, str):
+                raise GenerateError(f"a generator process failed: {outcome}")
+            collected.append(outcome)
+        report.show(counter.value, final=True)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+    return collected
+
+
+def _share_main(work: _FileWork, share: list[tuple[int, Path]], counter: Any, results: Any) -> None:
+    def done() -> None:
+        with counter.get_lock():
+            counter.value += 1
+
+    try:
+        results.put(work.write(share, done))
+    except BaseException as e:  # reported to the parent, which stops the run
+        results.put(f"{type(e).__name__}: {e}")
+
+
+class _ProgressLine:
+    def __init__(self, groups: int, stream: Optional[TextIO]) -> None:
+        self._groups = groups
+        self._stream = stream
+        self._start = time.monotonic()
+        self._last = self._start
+        self._done = 0
+
+    def one_done(self) -> None:
+        self._done += 1
+        now = time.monotonic()
+        if now - self._last >= PROGRESS_EVERY_S or self._done == self._groups:
+            self.show(self._done, final=self._done == self._groups)
+
+    def show(self, done: int, final: bool = False) -> None:
+        now = time.monotonic()
+        self._last = now
+        if self._stream is None:
+            return
+        elapsed = now - self._start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = f", {(self._groups - done) / rate:.0f}s left" if rate > 0 and not final else ""
+        print(f"[{elapsed:6.0f}s] generated {done:,}/{self._groups:,} groups ({rate:,.0f}/s{left})",
+              file=self._stream, flush=True)
 
 
 class _Writer(Protocol):
