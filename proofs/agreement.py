@@ -851,10 +851,12 @@ def check_agreement(table: Table, urgent: Sequence[tuple[str, Guard]],
     return rep
 
 
-def agreement_main(argv: Sequence[str], out: Optional[TextIO] = None) -> int:
-    """`python -m proofs.agreement [--ids N] [--static S] [--dynamic D] [--generation G]`:
-    exit 0 iff the two engines reach the same states, 1 otherwise, 2 on bad arguments."""
-    p = argparse.ArgumentParser(prog="python -m proofs.agreement", exit_on_error=False,
+def agreement_main(argv: Sequence[str], out: Optional[TextIO] = None,
+                   prog: str = "python -m proofs.agreement") -> int:
+    """`groupspec prove states` / `python -m proofs.agreement` `[--ids N] [--static S] [--dynamic D]
+    [--generation G]`: exit 0 iff the two engines reach the same states, 1 otherwise, 2 on bad
+    arguments."""
+    p = argparse.ArgumentParser(prog=prog, exit_on_error=False,
                                 description="explorer / solver reachable-state agreement")
     d = AgreementBounds()
     p.add_argument("--ids", type=int, default=d.ids, help=f"member ids (default {d.ids})")

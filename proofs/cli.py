@@ -174,7 +174,12 @@ def run(argv: Sequence[str], out: TextIO) -> int:
 
 
 def prove_main(argv: list[str]) -> int:
-    """Entry point for `groupspec prove`; returns the exit code."""
+    """Entry point for `groupspec prove`; returns the exit code. `groupspec prove states ...` is the
+    explorer/solver reachable-state agreement check (proofs.agreement)."""
+    if argv[:1] == ["states"]:
+        from proofs.agreement import agreement_main
+
+        return agreement_main(argv[1:], prog="groupspec prove states")
     try:
         return run(argv, sys.stdout)
     except SystemExit as e:  # argparse's own --help / usage errors
