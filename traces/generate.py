@@ -333,7 +333,9 @@ def _run_shares(work: _FileWork, shares: list[list[tuple[int, Path]]], groups: i
         return [work.write(shares[0], report.one_done)]
     import multiprocessing as mp
 
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context("spawn")
+    # not "fork": the caller may have threads (a Spark gateway, a test's broker), and a forked child
+    # could inherit one of their locks held; the fork server is a fresh single-threaded process
+    ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else mp.get_context("spawn")
     counter = ctx.Value("q", 0)
     results = ctx.Queue()
     procs = [ctx.Process(target=_share_main, args=(work, share, counter, results), daemon=True) for share in shares]
