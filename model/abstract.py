@@ -338,11 +338,17 @@ class AbstractModel:
     def successors(self, w: World) -> list[Successor]:
         out: list[Successor] = []
         for a in self.actions(w):
-            out.extend(self.apply(w, a))
-            if ("append" in self.bounds.faults and a.kind == "send"
-                    and type(a.request).__name__.replace("Request", "") in APPEND_KINDS):
-                out.extend(self.apply(w, replace(a, append_fails=True)))
+            for v in self.variants(a):
+                out.extend(self.apply(w, v))
         return out
+
+    def variants(self, a: Action) -> list[Action]:
+        """The action, plus the same request with its __consumer_offsets append failing when the
+        `append` fault is on and the request appends (JoinGroup, SyncGroup, OffsetCommit)."""
+        if ("append" in self.bounds.faults and a.kind == "send"
+                and type(a.request).__name__.replace("Request", "") in APPEND_KINDS):
+            return [a, replace(a, append_fails=True)]
+        return [a]
 
     def apply(self, w: World, a: Action) -> list[Successor]:
         if a.kind == "crash":

@@ -41,7 +41,6 @@ from typing import Callable, Final, Iterable, Optional, Sequence, TextIO
 import z3
 
 from model.abstract import (
-    APPEND_KINDS,
     FAULTS,
     REBALANCE_MS,
     AbstractModel,
@@ -460,8 +459,8 @@ class ExplorationTooLarge(Exception):
 def explore_states(table: Table, urgent: Sequence[tuple[str, Guard]], b: AgreementBounds,
                    project: Projection = group_values,
                    max_worlds: Optional[int] = 1_000_000) -> ExplorerStates:
-    """Breadth-first over model.abstract's open-mode successors (AbstractModel.actions / apply,
-    the append-failure variants as AbstractModel.successors makes them), cutting what the
+    """Breadth-first over model.abstract's open-mode successors (AbstractModel.actions, variants
+    and apply, as AbstractModel.successors combines them), cutting what the
     solver's id domain cannot hold; a world beyond model.abstract's bounds is kept, not expanded."""
     start = time.perf_counter()
     bounds = b.explorer_bounds()
@@ -490,11 +489,7 @@ def explore_states(table: Table, urgent: Sequence[tuple[str, Guard]], b: Agreeme
                 if not _expressible(live, a, b.ids, b.instances):
                     out.cut_inputs += 1
                     continue
-                acts = [a]
-                if ("append" in bounds.faults and a.kind == "send"
-                        and type(a.request).__name__.replace("Request", "") in APPEND_KINDS):
-                    acts.append(replace(a, append_fails=True))
-                for act in acts:
+                for act in model.variants(a):
                     try:
                         succ = model.apply(w, act)
                     except IdsExhausted:
