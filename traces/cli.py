@@ -144,7 +144,7 @@ def generate_main(argv: Sequence[str], coordinator_factory: CoordinatorFactory, 
         )
         manifest = generate(options, coordinator_factory, Path(args.out), args.overwrite, source,
                             jobs=args.jobs, progress=sys.stderr)
-    except (GenerateError, OutputError, ValueError) as e:  # ValueError: the factory refused an option (a bug name)
+    except (GenerateError, OutputError) as e:
         print(f"groupspec traces generate: {e}", file=sys.stderr)
         return 2
     print(f"groups {manifest['groups']}, events {manifest['events']}, bugged groups {len(manifest['bugged_groups'])}"

@@ -259,6 +259,11 @@ def generate(options: GeneratorOptions, factory: CoordinatorFactory, out_dir: Pa
     """
     if jobs < 1:
         raise GenerateError("--jobs must be >= 1")
+    if options.bugs:  # the factory decides which bug names exist: ask it once, before any work
+        try:
+            factory(CoordinatorConfig(), None, frozenset(options.bugs))
+        except ValueError as e:
+            raise GenerateError(str(e)) from None
     chooser = random.Random(f"{options.seed}:bugs")
     bugged = frozenset(i for i in range(options.groups) if options.bugs and chooser.random() < options.bug_fraction)
     manifest: dict[str, Any] = {
@@ -349,11 +354,11 @@ def _run_shares(work: _FileWork, shares: list[list[tuple[int, Path]]], groups: i
             except queue.Empty:
                 dead = [p for p in procs if p.exitcode not in (None, 0)]
                 if dead:
-                    raise GenerateError(f"a generator process died (exit code {dead[0].exitcode})") from None
+                    raise RuntimeError(f"a generator process died (exit code {dead[0].exitcode})") from None
                 report.show(counter.value)
                 continue
-            if isinstance(outcome, str):
-                raise GenerateError(f"a generator process failed: {outcome}")
+            if isinstance(outcome, str):  # a defect, not bad input: not a GenerateError (exit 2)
+                raise RuntimeError(f"a generator process failed: {outcome}")
             collected.append(outcome)
         report.show(counter.value, final=True)
     finally:

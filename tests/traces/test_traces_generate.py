@@ -56,7 +56,7 @@ def _failing_factory(config: CoordinatorConfig, recorder: Optional[Recorder] = N
 
 
 def test_a_failing_writer_process_stops_the_run_and_publishes_nothing(tmp_path: Path) -> None:
-    with pytest.raises(GenerateError, match="RuntimeError: factory exploded"):
+    with pytest.raises(RuntimeError, match="a generator process failed: RuntimeError: factory exploded"):
         generate(GeneratorOptions(groups=6, files=2), _failing_factory, tmp_path / "out", jobs=2)
     assert not (tmp_path / "out").exists()
 
@@ -66,3 +66,14 @@ def test_bad_jobs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert rc == 2
     assert "--jobs must be >= 1" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unknown_bug_name_is_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # bug fraction 0: no group would ever construct a bugged coordinator, the name is still checked
+    with pytest.raises(GenerateError, match="unknown seeded bug"):
+        generate(GeneratorOptions(groups=3, bugs=("no-such-bug",), bug_fraction=0.0), ReferenceCoordinator,
+                 tmp_path / "out")
+    rc = generate_main(["--groups", "3", "--bug", "no-such-bug", "--out", str(tmp_path / "cli")], ReferenceCoordinator)
+    assert rc == 2
+    assert "unknown seeded bug(s) ['no-such-bug']" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cli").exists()
