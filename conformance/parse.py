@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, TypeVar
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec
+from model.errors import BadInput
 from model.messages import ProtocolMetadata, TopicPartition
 from model.vocabulary import KAFKA_STATES, Error, GroupState
 
@@ -63,7 +64,7 @@ _GEN_PREFIX = "$gen:"
 _DESCRIBED_STATES = frozenset(s.name for s in KAFKA_STATES) | {""}
 
 
-class ScenarioFormatError(Exception):
+class ScenarioFormatError(BadInput):
     """A scenario file that does not follow the format; the message says where and what."""
 
 

@@ -20,6 +20,7 @@ from model.coordinator_api import (
     CoordinatorConfig,
     WhiteBoxCoordinator,
 )
+from model.errors import Incomplete
 from model.messages import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
@@ -251,7 +252,7 @@ class _Run:
         try:
             self.target.handle(request, callback)
         except Exception as e:  # a target bug, reported as this step's failure
-            raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+            raise _target_raised(e) from e
         return slot
 
     def request_step(self, step: RequestStep) -> None:
@@ -303,7 +304,7 @@ class _Run:
             try:
                 view = self.target.group_view(step.group)
             except Exception as e:
-                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+                raise _target_raised(e) from e
             actual = actuals_of_view(view)
             performable = step.expect
         else:
@@ -407,7 +408,7 @@ class _Run:
             try:
                 self.target.advance(step.ms)
             except Exception as e:
-                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+                raise _target_raised(e) from e
         elif isinstance(step, CheckResponseStep):
             self.check_response(step)
         elif isinstance(step, CheckPendingStep):
@@ -429,20 +430,28 @@ class _Run:
             try:
                 (t.unload if isinstance(step, SetupUnloadStep) else t.load)(step.group)
             except Exception as e:
-                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+                raise _target_raised(e) from e
         else:
             try:
                 self.backdoor(step)
             except _StepFailed:
                 raise
             except Exception as e:
-                raise _StepFailed(f"target raised {type(e).__name__}: {e}") from e
+                raise _target_raised(e) from e
 
     def answered_twice(self) -> Optional[str]:
         for slot in self.all_slots:
             if len(slot.responses) > 1:
                 return f"the response callback of step {slot.step} ran {len(slot.responses)} times"
         return None
+
+
+def _target_raised(e: Exception) -> _StepFailed:
+    """An exception from the target is this step's failure, except a target that could not be
+    reached or did not answer in time: that run is incomplete (exit 3), not a failed scenario."""
+    if isinstance(e, Incomplete):
+        raise e
+    return _StepFailed(f"target raised {type(e).__name__}: {e}")
 
 
 def thaw_json(actual: dict[str, Actual]) -> str:

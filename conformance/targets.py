@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable, Optional, cast
 
 from model.coordinator_api import Coordinator, CoordinatorConfig
+from model.errors import BadInput
 
 from conformance.runner import TargetFactory
 
@@ -21,7 +22,7 @@ TARGET_HELP = "model, reference, kafka://HOST:PORT or tansu"
 _KAFKA = re.compile(r"kafka://(?P<host>[^:/\s]+):(?P<port>\d{1,5})\Z")
 
 
-class TargetError(ValueError):
+class TargetError(BadInput, ValueError):
     """An unknown or unavailable target; the message says which and why."""
 
 

@@ -11,12 +11,14 @@ from typing import Optional, Sequence
 
 from model.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
+from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 from model.explore import LIVENESS, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
 from model.plan import DEFAULT_PLAN
+from model.atomic import check_writable, write_text_atomic
 
 
-class UsageError(Exception):
+class UsageError(BadInput):
     """A bad command-line argument."""
 
 
@@ -73,21 +75,27 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--max-generation", type=int, default=None, help="generation cap (default 1)")
     p.add_argument("--faults", default=None,
                    help=f"comma-separated from {','.join(FAULTS)}, or none (default {DEFAULT_FAULTS})")
-    p.add_argument("--mode", choices=("closed", "open"), default=None)
+    p.add_argument("--mode", choices=("closed", "open"), default=None,
+                   help="closed: consumers that follow the protocol; open: clients that send any "
+                        "request at any time (default closed)")
     p.add_argument("--v3-joins", action="store_true",
                    help="dynamic members use JoinGroup v0-3 (no MEMBER_ID_REQUIRED)")
-    p.add_argument("--group-max-size", type=int, default=1 << 30)
+    p.add_argument("--group-max-size", type=int, default=1 << 30, metavar="N",
+                   help="the broker's group.max.size (default unlimited)")
     p.add_argument("--no-symmetry", action="store_true", help="turn member-symmetry reduction off")
-    p.add_argument("--no-liveness", action="store_true")
+    p.add_argument("--no-liveness", action="store_true",
+                   help=f"skip the liveness property {LIVENESS}")
     p.add_argument("--invariant", action="append", default=None, metavar="NAME",
                    help="check only these invariants (repeatable)")
-    p.add_argument("--max-states", type=int, default=None)
+    p.add_argument("--max-states", type=int, default=None, metavar="N",
+                   help="stop each exploration after N states; a run cut short exits 3, never 0")
     p.add_argument("--table", default=None, metavar="MODULE:NAME",
                    help="check another table, e.g. model.mutants:SECOND_DELAYED_JOIN")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
     p.add_argument("--prove", action="store_true", help="also run the Z3 proofs")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--stop-at-first-violation", action="store_true")
+    p.add_argument("--stop-at-first-violation", action="store_true",
+                   help="stop an exploration at its first violation (the fast negative control)")
     a = p.parse_args(list(argv))
     single = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode))
     a.members = 3 if a.members is None else a.members
@@ -99,6 +107,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     _positive("--static", a.static)
     _positive("--max-generation", a.max_generation)
     _positive("--group-max-size", a.group_max_size, 1)
+    if a.max_states is not None:
+        _positive("--max-states", a.max_states, 1)
     if a.members + a.static < 1:
         raise UsageError("need at least one member (--members/--static)")
     if a.members + a.static > 6:
@@ -110,10 +120,10 @@ def cmd_check(argv: Sequence[str]) -> int:
             raise UsageError(f"--invariant: unknown {sorted(unknown)}; known: "
                              f"{', '.join(sorted(INVARIANTS) + [LIVENESS, WELL_FORMED])}")
         names = frozenset(a.invariant)
+        if names == {LIVENESS} and a.no_liveness:
+            raise UsageError(f"--invariant {LIVENESS} with --no-liveness: nothing to check")
     if a.json:
-        parent = os.path.dirname(os.path.abspath(a.json))
-        if not os.path.isdir(parent):
-            raise UsageError(f"--json: directory {parent} does not exist")
+        check_writable(a.json, "--json")
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
@@ -134,7 +144,12 @@ def cmd_check(argv: Sequence[str]) -> int:
         reports.append((label, r))
     merged = merge(table, [r for _, r in reports])
     print_coverage(merged)
-    status = 0 if not merged.violations else 1
+    cut = [f"{label}: {r.cut_short}" for label, r in reports if r.cut_short]
+    status = 1 if merged.violations else 3 if cut else 0
+    for why in cut:
+        print(f"INCOMPLETE: {why}")
+    if cut and not merged.violations:
+        print("not a pass: the exploration was cut short (exit 3)")
     doc = merged.to_json()
     doc["runs"] = [{"label": label, **{k: v for k, v in r.to_json().items()
                                        if k not in ("uncovered_rows",)}}
@@ -143,11 +158,9 @@ def cmd_check(argv: Sequence[str]) -> int:
         proof_status = _prove([] if a.table is None else ["--table", a.table])
         doc["proofs_exit_status"] = proof_status
         status = status or proof_status
+    doc["complete"] = not cut
     if a.json:
-        tmp = a.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=2)
-        os.replace(tmp, a.json)
+        write_text_atomic(a.json, json.dumps(doc, indent=2))
     return status
 
 
@@ -163,6 +176,7 @@ def merge(table: Table, reports: list[Report]) -> Report:
         for rid, n in r.rows_fired.items():
             out.rows_fired[rid] = out.rows_fired.get(rid, 0) + n
         out.violations.extend(r.violations)
+        out.cut_short = out.cut_short or r.cut_short
     for row in table.rows:
         if row.id not in out.rows_fired:
             out.uncovered[row.id] = row.unreachable or "not reached at these bounds"
@@ -189,7 +203,7 @@ def print_coverage(r: Report) -> None:
     for rid in sorted(notreached):
         print(f"    not reached: {rid}")
     if not r.violations:
-        print("no invariant violated")
+        print("no invariant violated" + (" in the states explored" if r.cut_short else ""))
     else:
         print(f"{len(r.violations)} violation(s): {sorted({v.invariant for v in r.violations})}")
 
@@ -202,46 +216,106 @@ def _prove(argv: list[str]) -> int:
     return int(mod.prove_main(argv))
 
 
+USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generate,replay,soak} ...\n"
+         "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
+         "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
+         "  groupspec prove states [--ids N] ...              explorer and solver reach the same states\n"
+         "  groupspec scenario run FILE... --target T        run scenario files\n"
+         "  groupspec traces generate --groups N --out DIR   make traces with the reference\n"
+         "  groupspec replay --input PATH... --output DIR     check traces/logs on Spark\n"
+         "  groupspec soak --minutes M [--out DIR] [--seed S] reference vs model, long run\n"
+         "exit codes: 0 passed, 1 finding, 2 bad input or usage, 3 incomplete, 130 interrupted\n"
+         "(README, \"Exit codes\"); COMMAND --help for a command's options\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The one top-level handler: every boundary error becomes one line on stderr and its exit
+    code (model/errors.py); Ctrl-C exits 130; anything else is a defect, reported as one."""
     args = list(sys.argv[1:] if argv is None else argv)
-    usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay,soak} ...\n"
-             "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
-             "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
-             "  groupspec scenario run FILE... --target T        run scenario files\n"
-             "  groupspec traces generate --groups N --out DIR   make traces with the reference\n"
-             "  groupspec replay --input PATH... --output DIR     check traces/logs on Spark\n"
-             "  groupspec soak --minutes M [--out DIR] [--seed S] reference vs model, long run\n"
-             )
+    usage = USAGE
+    cmd = args[0] if args and not args[0].startswith("-") else ""
+    if cmd in ("scenario", "traces", "prove") and len(args) > 1 and not args[1].startswith("-"):
+        cmd = f"{cmd} {args[1]}"
     try:
         if not args or args[0] in ("-h", "--help"):
             print(usage)
             return 0 if args else 2
-        cmd, rest = args[0], args[1:]
-        if cmd == "check":
+        name, rest = args[0], args[1:]
+        if name == "check":
             return cmd_check(rest)
-        if cmd == "prove":
+        if name == "prove":
             return _prove(rest)
-        if cmd == "scenario":
+        if name == "scenario":
+            if rest[:1] in (["-h"], ["--help"]):
+                print("usage: groupspec scenario run FILE... --target T [--json FILE] [--allow-remote]\n"
+                      "  (groupspec scenario run --help for the options)")
+                return 0
             if not rest or rest[0] != "run":
                 raise UsageError("groupspec scenario: expected 'scenario run FILE... --target T'")
             from conformance.cli import run_scenarios
             return int(run_scenarios(rest[1:]))
-        if cmd == "traces":
+        if name == "traces":
+            if rest[:1] in (["-h"], ["--help"]):
+                print("usage: groupspec traces generate --groups N --out DIR [options]\n"
+                      "  (groupspec traces generate --help for the options)")
+                return 0
             if not rest or rest[0] != "generate":
                 raise UsageError("groupspec traces: expected 'traces generate ...'")
             from reference.coordinator import ReferenceCoordinator
             from traces.cli import generate_main
             return int(generate_main(rest[1:], ReferenceCoordinator))
-        if cmd == "replay":
+        if name == "replay":
             from traces.cli import replay_main
             return int(replay_main(rest))
-        if cmd == "soak":
+        if name == "soak":
             from conformance.soak import soak_main
             return int(soak_main(rest))
-        raise UsageError(f"groupspec: unknown command {cmd!r}\n{usage}")
-    except UsageError as e:
-        print(str(e), file=sys.stderr)
-        return 2
+        raise UsageError(f"groupspec: unknown command {name!r}\n{usage}")
+    except BoundaryError as e:
+        return _report_boundary(cmd, e)
+    except KeyboardInterrupt:
+        _flush_quietly()
+        print(f"\ngroupspec{' ' + cmd if cmd else ''}: interrupted (Ctrl-C); nothing reported is complete",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `groupspec ... | head`: the reader left; not an error of ours
+        _silence_stdout()
+        return 0
+    except Exception:
+        import traceback
+
+        _flush_quietly()
+        traceback.print_exc()
+        print(f"groupspec {cmd}: internal error (a defect in groupspec, not in your input): please "
+              "report it with the command line and the traceback above", file=sys.stderr)
+        return EXIT_DEFECT
+
+
+def _report_boundary(cmd: str, e: BoundaryError) -> int:
+    message = str(e) or type(e).__name__
+    if not message.startswith("groupspec"):
+        message = f"groupspec {cmd}: {message}" if cmd else f"groupspec: {message}"
+    if isinstance(e, Incomplete):
+        message += " (incomplete: nothing was passed)"
+    _flush_quietly()
+    print(message, file=sys.stderr)
+    return e.exit_code
+
+
+def _flush_quietly() -> None:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush does not fail too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ class Report:
     rows_total: int = 0
     uncovered: dict[str, str] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
+    cut_short: str = ""  # why the exploration stopped before its bounds were exhausted ("" = it did not)
 
     @property
     def states_per_second(self) -> float:
@@ -72,6 +73,7 @@ class Report:
             "uncovered_rows": [{"row": r, "reason": why} for r, why in sorted(self.uncovered.items())],
             "violations": [{"invariant": v.invariant, "message": v.message, "trace": list(v.trace)}
                            for v in self.violations],
+            "complete": not self.cut_short, "cut_short": self.cut_short or None,
         }
 
 
@@ -168,6 +170,8 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
                   f"depth {depth[node]}, queue {len(queue):,} "
                   f"({len(worlds) / (last_print - start):,.0f} states/s)", file=progress, flush=True)
         if max_states is not None and len(worlds) >= max_states:
+            if queue:
+                report.cut_short = f"--max-states {max_states} reached with {len(queue):,} states unexplored"
             break
         if stop_at_first_violation and report.violations:
             break

@@ -17,6 +17,7 @@ import time
 from typing import Optional, Sequence, TextIO
 
 from model.dsl import Table
+from model.errors import BadInput
 from model.invariants import INVARIANTS
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.bmc import bmc
@@ -27,7 +28,7 @@ from proofs.reach import reachability
 from proofs.wellformed import check_wellformed
 
 
-class UsageError(Exception):
+class UsageError(BadInput):
     """A bad command-line argument (exit code 2)."""
 
 

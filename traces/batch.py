@@ -55,7 +55,10 @@ def _parse(texts: Sequence[str]) -> Optional[Any]:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    data = ("\n".join(texts) + "\n").encode("utf-8", "surrogatepass")
+    try:
+        data = ("\n".join(texts) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a line that was not UTF-8: found and rejected one by one
+        return None
     try:
         table = pj.read_json(
             io.BytesIO(data),

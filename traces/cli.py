@@ -52,8 +52,9 @@ def replay_main(argv: Sequence[str]) -> int:
     from traces.inputs import classify
 
     try:
+        check_output_apart(args.input, args.output)
         inputs = classify(args.input)
-    except SchemaError as e:
+    except (SchemaError, OutputError) as e:
         print(f"groupspec replay: {e}", file=sys.stderr)
         return 2
     try:
@@ -66,6 +67,17 @@ def replay_main(argv: Sequence[str]) -> int:
         return 3
     _print_counts(counts)
     return 1 if counts.violations else 0
+
+
+def check_output_apart(inputs: Sequence[str], output: str) -> None:
+    """Refuse an output that is, contains or lies inside an input: publishing it (with --overwrite)
+    would replace the input it was computed from."""
+    out = Path(output).resolve()
+    for given in inputs:
+        path = Path(given).resolve()
+        if out == path or path.is_relative_to(out) or out.is_relative_to(path):
+            raise OutputError(f"--output {output} overlaps --input {given}: an output must not be, contain "
+                              "or lie inside an input (it is replaced as a whole when published)")
 
 
 def _run_spark(inputs: Any, args: argparse.Namespace) -> Counts:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Final, Optional, Protocol, TextIO
 
 from model.coordinator_api import Coordinator, CoordinatorConfig, Recorder
+from model.errors import BadInput
 from model.messages import (
     HeartbeatRequest,
     HeartbeatResponse,
@@ -49,7 +50,7 @@ REBALANCE_TIMEOUT_MS: Final = 15000
 HEARTBEAT_INTERVAL_MS: Final = 3000
 
 
-class GenerateError(ValueError):
+class GenerateError(BadInput, ValueError):
     """Bad generator options (exit 2)."""
 
 

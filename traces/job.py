@@ -72,9 +72,15 @@ def _origins(batch: Any, file_col: str, pos_col: str) -> Any:
     return pc.binary_join_element_wise(files, pc.cast(batch.column(pos_col), pa.string()), "#")
 
 
+def _texts(batch: Any) -> list[str]:
+    """The lines of a text batch (read as binary): bytes that are not UTF-8 become lone surrogates,
+    which stage 1 rejects as "not valid UTF-8", the same as the single-process runner."""
+    return [b.decode("utf-8", "surrogateescape") for b in batch.column("value").to_pylist()]
+
+
 def stage1_jsonl(batches: Iterator[Any]) -> Iterator[Any]:
     for batch in batches:
-        texts = batch.column("value").to_pylist()
+        texts = _texts(batch)
         origins = _origins(batch, "file", "pos")
         table = stage_json_lines(texts, origins, lambda i: validate_json_line(texts[i], origins[i].as_py()))
         yield from table.to_batches()
@@ -100,7 +106,7 @@ def stage1_log(batches: Iterator[Any]) -> Iterator[Any]:
     for batch in batches:
         cols = batch.to_pydict()
         rows = []
-        for v, f, p in zip(cols["value"], cols["file"], cols["pos"]):
+        for v, f, p in zip(_texts(batch), cols["file"], cols["pos"]):
             row = validate_log_line(v, f"{f}#{p}", p)
             if row is None:
                 ignored += 1
@@ -212,7 +218,8 @@ def _read_staged(spark: Any, inputs: Inputs) -> Any:
     frames = []
     if inputs.jsonl:
         text = spark.read.text(list(inputs.jsonl)).select(
-            "value", F.input_file_name().alias("file"), F.monotonically_increasing_id().alias("pos")
+            F.col("value").cast("binary").alias("value"),  # bytes: not every input is UTF-8
+            F.input_file_name().alias("file"), F.monotonically_increasing_id().alias("pos"),
         )
         frames.append(text.mapInArrow(stage1_jsonl, STAGED_DDL))
     if inputs.parquet:
@@ -226,7 +233,8 @@ def _read_staged(spark: Any, inputs: Inputs) -> Any:
         frames.append(df.mapInArrow(stage1_records, STAGED_DDL))
     if inputs.logs:
         text = spark.read.text(list(inputs.logs)).select(
-            "value", F.input_file_name().alias("file"), F.monotonically_increasing_id().alias("pos")
+            F.col("value").cast("binary").alias("value"),  # bytes: not every input is UTF-8
+            F.input_file_name().alias("file"), F.monotonically_increasing_id().alias("pos"),
         )
         frames.append(text.mapInArrow(stage1_log, STAGED_DDL))
     staged = frames[0]

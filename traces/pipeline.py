@@ -15,6 +15,7 @@ of other loggers, counted by stage 1 and never staged).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Iterable, Iterator, Optional, Sequence
@@ -58,6 +59,20 @@ COVERAGE_COLUMNS: Final = ("key", "count")
 _OUTPUT_NAMES: Final = tuple(name for name, _ in OUTPUT_COLUMNS)
 
 Row = dict[str, Any]
+INT64_LIMIT: Final = 1 << 63
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    """Text for an output column: lone surrogates (from undecodable input bytes) become "?"."""
+    return text if text.isascii() or _encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _staged(event: TraceEvent) -> Row:
@@ -69,7 +84,14 @@ def _staged(event: TraceEvent) -> Row:
 
 def _staged_reject(reason: str, raw: str, origin: str, group_id: Optional[str] = None, seq: Optional[int] = None) -> Row:
     row: Row = {name: None for name in COLUMN_NAMES}
-    row.update(group_id=group_id, seq=seq, origin=origin, reject_reason=reason, raw=raw[:RAW_LIMIT])
+    # The key of a reject is best effort: a group id that is not valid Unicode, or a seq beyond int64,
+    # cannot be stored in the output columns (the reason says what was wrong; `raw` keeps the text).
+    if group_id is not None and not _encodable(group_id):
+        group_id = None
+    if seq is not None and not -INT64_LIMIT <= seq < INT64_LIMIT:
+        seq = None
+    row.update(group_id=group_id, seq=seq, origin=_printable(origin), reject_reason=_printable(reason),
+               raw=_printable(raw[:RAW_LIMIT]))
     return row
 
 
@@ -99,6 +121,8 @@ def validate_record(record: Row, origin: str) -> Row:
 
 def validate_log_line(text: str, origin: str, position: int) -> Optional[Row]:
     """None = a line of another logger (ignored, counted by the caller)."""
+    if not text.isascii() and not _encodable(text):
+        return _staged_reject("line is not valid UTF-8", text, origin, None, position)
     try:
         event = logparse.parse_line(text, origin, position)
     except logparse.LogLineError as e:
@@ -118,11 +142,33 @@ def _best_effort_key(text: str) -> tuple[Optional[str], Optional[int]]:
     try:
         value = json.loads(text)
     except ValueError:
-        return None, None
+        return _key_of_cut_line(text)
     if not isinstance(value, dict):
         return None, None
     gid, seq = value.get("group_id"), value.get("seq")
     return (gid if isinstance(gid, str) else None, seq if type(seq) is int else None)
+
+
+_GROUP_FIELD: Final = re.compile(r'"group_id"\s*:\s*("(?:[^"\\]|\\.)*")')
+_SEQ_FIELD: Final = re.compile(r'"seq"\s*:\s*(\d{1,19})[\s,}]')
+
+
+def _key_of_cut_line(text: str) -> tuple[Optional[str], Optional[int]]:
+    """Group and seq read from the complete fields of a line that is not JSON (a writer that died
+    mid-line): the reject then belongs to its group, whose replay is then known to be cut short."""
+    gid: Optional[str] = None
+    seq: Optional[int] = None
+    m = _GROUP_FIELD.search(text)
+    if m is not None:
+        try:
+            value = json.loads(m.group(1))
+        except ValueError:
+            value = None
+        gid = value if isinstance(value, str) and value else None
+    m = _SEQ_FIELD.search(text)
+    if m is not None:
+        seq = int(m.group(1))
+    return gid, seq
 
 
 _KINDS: Final = {k.value: k for k in EventKind}
@@ -142,6 +188,9 @@ class PartitionJudge:
     edges: Optional[Edges] = None
     coverage: Counter[str] = field(default_factory=Counter)
     ignored: int = 0  # log lines of other loggers, counted by stage 1
+    # group -> highest seq among its stage-1 rejects (-1: a reject whose seq could not be read).
+    # Rejects reach `judge` before their group's rows (local) or sorted among them (Spark).
+    rejected: dict[str, int] = field(default_factory=dict)
 
     def judge_group(self, group_id: str, events: Sequence[TraceEvent]) -> Iterator[Row]:
         kept: list[TraceEvent] = []
@@ -167,7 +216,9 @@ class PartitionJudge:
             previous = event
         if trace:
             assert self.factory is not None
-            verdict = replay_group(group_id, kept, self.factory, records)
+            last = self.rejected.get(group_id)
+            cut = last is not None and (last < 0 or not kept or last > kept[-1].seq)
+            verdict = replay_group(group_id, kept, self.factory, records, cut=cut)
         else:
             assert self.edges is not None
             verdict = check_group(group_id, kept, self.edges)
@@ -190,6 +241,9 @@ class PartitionJudge:
                     self.ignored += ignored
                     continue
                 if reason is not None:
+                    if values[0] is not None:
+                        seq = -1 if values[1] is None else values[1]
+                        self.rejected[values[0]] = max(seq, self.rejected.get(values[0], seq))
                     yield _staged_reject_out(values[0], values[1], values[17], reason, raw)
                     continue
                 event = new_event(values[0], values[1], values[2], values[3], kinds[values[4]], *values[5:18])

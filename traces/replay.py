@@ -444,19 +444,27 @@ class _Gap(Exception):
 
 
 def replay_group(group_id: str, events: Sequence[TraceEvent], factory: ModelFactory,
-                 records: Optional[Sequence[Any]] = None) -> Verdict:
+                 records: Optional[Sequence[Any]] = None, cut: bool = False) -> Verdict:
     """Replay one group's events (in seq order) through a fresh model; the first divergence wins.
 
     `records[i]` is event i's payload already decoded (None: decode it here). Every event counts as
-    replayed (read and judged), also those after the first divergence.
+    replayed (read and judged), also those after the first divergence. `cut`: rows after the last
+    event were rejected (a line cut at the end of a file): the end-of-trace check is not made and a
+    group without an earlier divergence is `incomplete`, not judged on a trace missing its end.
     """
     replay = GroupReplay(group_id, factory)
     verdict: Verdict
     try:
         for i, event in enumerate(events):
             replay.feed(event, records[i] if records is not None else None)
-        replay.finish()
-        verdict = replay.verdict(OK)
+        if cut:
+            last = events[-1] if events else None
+            verdict = replay.verdict(INCOMPLETE, Divergence(
+                last.seq if last else 0, last.kind.value if last else "", "", "the rest of the trace",
+                "rows after this one rejected (cut short?)", last.origin or "" if last else ""))
+        else:
+            replay.finish()
+            verdict = replay.verdict(OK)
     except _Gap as g:
         e = g.event
         verdict = replay.verdict(

@@ -11,6 +11,7 @@ import functools
 import json
 from typing import Any, Final, Iterable, Mapping
 
+from model.errors import BadInput
 from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
 from traces import codec
 from traces.schema import (
@@ -30,7 +31,7 @@ class RowError(ValueError):
     """A row that cannot be replayed; the message is the reason written to rejects."""
 
 
-class SchemaError(ValueError):
+class SchemaError(BadInput, ValueError):
     """An input whose columns are not a trace's: the job stops (exit 2)."""
 
 
@@ -47,11 +48,22 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _encodable(text: str) -> bool:
+    """False for strings holding a lone surrogate (JSON allows the escape, UTF-8 and Arrow do not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_type(name: str, value: Any) -> None:
     expected = COLUMN_TYPES[name]
     if expected == "string":
         if not isinstance(value, str):
             raise RowError(f"column {name}: expected string, got {_type_name(value)}")
+        if not value.isascii() and not _encodable(value):
+            raise RowError(f"column {name}: not valid Unicode (a lone surrogate such as \\udcff)")
         return
     if type(value) is not int:
         raise RowError(f"column {name}: expected integer, got {_type_name(value)}")
@@ -171,6 +183,8 @@ def parse_json_line(text: str) -> TraceEvent:
     """One JSON Lines line -> TraceEvent, or RowError (truncated JSON, wrong types, ...)."""
     if not text.strip():
         raise RowError("empty line")
+    if not text.isascii() and not _encodable(text):
+        raise RowError("line is not valid UTF-8")
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:

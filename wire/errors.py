@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from model.errors import BadInput, Incomplete
+
 
 class WireError(Exception):
     """Base class of every error raised by `wire`."""
@@ -38,19 +40,20 @@ class UnsupportedVersionError(WireError):
     """No version of an API is supported by both this codec and the broker (or a pin is outside)."""
 
 
-class TransportError(WireError):
-    """The connection failed: refused, closed by the broker, timed out, or answered garbage."""
+class TransportError(WireError, Incomplete):
+    """The connection failed: refused, closed by the broker, timed out, or answered garbage.
+    The run cannot finish against this target: incomplete (exit 3), not a failed check."""
 
 
 class BrokerTimeoutError(TransportError):
     """An operation did not finish within its timeout."""
 
 
-class RemoteHostRefused(WireError):
+class RemoteHostRefused(WireError, BadInput):
     """The target host is outside the loopback range and `allow_remote=True` was not given."""
 
 
-class BrokerStartError(WireError):
+class BrokerStartError(WireError, Incomplete):
     """The Tansu broker could not be found or did not come up."""
 
 
