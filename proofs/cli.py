@@ -3,7 +3,8 @@
 Obligations: well-formed guards for every (state, event); every named invariant proved for all
 reachable states (induction) and free of counterexamples to the BMC depth; with --rows, every
 row either witnessed (BMC trace, replayed) or proved unreachable. Exit 0 iff all are proved,
-1 otherwise, 2 on bad arguments.
+1 if one is refuted (a counterexample, a CTI, a well-formedness finding), 3 if the rest are only
+undecided (a solver timeout), 2 on bad arguments, 130 on Ctrl-C (the running query is interrupted).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import time
 from typing import Optional, Sequence, TextIO
 
 from model.dsl import Table
+from model.atomic import check_writable, write_text_atomic
 from model.errors import BadInput
 from model.invariants import INVARIANTS
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.bmc import bmc
 from proofs.symbolic import MAX_FINITE_DEPTH
 from proofs.induction import prove
+from proofs.interrupt import interruptible
 from proofs.invariants import NOT_ENCODED, STEP_INVARIANTS, all_state_invariants
 from proofs.reach import reachability
 from proofs.wellformed import check_wellformed
@@ -30,6 +33,9 @@ from proofs.wellformed import check_wellformed
 
 class UsageError(BadInput):
     """A bad command-line argument (exit code 2)."""
+
+
+MAX_IDS = 6  # --ids: member/instance ids in BMC and row witnesses
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,6 +68,9 @@ def load_table(spec: Optional[str]) -> Table:
     except ImportError as e:
         raise UsageError(f"--table {spec!r}: cannot import module {module!r} ({e})") from e
     table = getattr(mod, name, None)
+    if table is None and hasattr(mod, "MUTANTS"):  # a mutant's name, as `groupspec check --table` takes it
+        entry = getattr(mod, "MUTANTS").get(name)
+        table = entry[0] if entry else None
     if not isinstance(table, Table):
         raise UsageError(f"--table {spec!r}: {module}.{name} is not a model.dsl.Table")
     return table
@@ -90,18 +99,21 @@ def run(argv: Sequence[str], out: TextIO) -> int:
     for flag, val in (("--depth", args.depth), ("--reach-depth", args.reach_depth)):
         if val > MAX_FINITE_DEPTH:
             raise UsageError(f"{flag} {val}: BMC goes to depth {MAX_FINITE_DEPTH} at most")
+    if args.ids > MAX_IDS:
+        raise UsageError(f"--ids {args.ids}: at most {MAX_IDS}; BMC grows exponentially with the ids "
+                         "(3 ids, the default, take about a minute; more than a few do not finish)")
     if args.json is not None:
-        parent = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(parent):
-            raise UsageError(f"--json {args.json!r}: directory {parent!r} does not exist")
+        check_writable(args.json, "--json")
     table = load_table(args.table)
     names = _names(args.invariant)
     start = time.perf_counter()
     ok = True
+    refuted = False  # a definite failure (finding, exit 1); `not ok and not refuted`: undecided, exit 3
     report: dict[str, object] = {"table": table.name}
 
     wf = check_wellformed(table)
     ok &= wf.ok
+    refuted |= bool(wf.findings)
     print(f"well-formedness: {wf.pairs} (state, event) pairs, {wf.checks} checks, "
           f"{'proved' if wf.ok else f'{len(wf.findings)} findings'} ({wf.seconds:.1f}s)", file=out)
     for f in wf.findings:
@@ -126,6 +138,7 @@ def run(argv: Sequence[str], out: TextIO) -> int:
             continue
         r, b = by_name[n], bm[n]
         ok &= r.status == "proved" and b.status == "holds"
+        refuted |= r.status == "cti" or b.status == "violated"
         aux = " (auxiliary)" if r.auxiliary else ""
         print(f"  {n:<40} {r.status:<8} {r.seconds:6.2f}s   bmc: {b.status} to depth {b.depth} "
               f"({b.seconds:.1f}s){aux}", file=out)
@@ -164,14 +177,14 @@ def run(argv: Sequence[str], out: TextIO) -> int:
         report["rows"] = rows_json
     report["ok"] = ok
     report["seconds"] = round(time.perf_counter() - start, 3)
-    print(f"{'all obligations proved' if ok else 'NOT all obligations proved'} "
+    status = 0 if ok else 1 if refuted else 3
+    report["status"] = {0: "proved", 1: "refuted", 3: "undecided"}[status]
+    print(f"{'all obligations proved' if ok else 'NOT all obligations proved'}"
+          f"{'' if ok or refuted else ' (undecided: a solver timeout, not a counterexample; exit 3)'} "
           f"({time.perf_counter() - start:.1f}s)", file=out)
     if args.json is not None:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, indent=2)
-        os.replace(tmp, args.json)
-    return 0 if ok else 1
+        write_text_atomic(args.json, json.dumps(report, indent=2))
+    return status
 
 
 def prove_main(argv: list[str]) -> int:
@@ -182,7 +195,8 @@ def prove_main(argv: list[str]) -> int:
 
         return agreement_main(argv[1:], prog="groupspec prove states")
     try:
-        return run(argv, sys.stdout)
+        with interruptible():
+            return run(argv, sys.stdout)
     except SystemExit as e:  # argparse's own --help / usage errors
         return e.code if isinstance(e.code, int) else 2
     except UsageError as e:
