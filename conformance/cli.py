@@ -10,9 +10,12 @@ import argparse
 import sys
 from typing import Optional, TextIO
 
+from model.atomic import check_writable
+from model.errors import BadInput
+
 from conformance.parse import ScenarioFormatError, load
-from conformance.report import json_report, text_report, write_json
-from conformance.runner import Outcome, ScenarioResult, run_file
+from conformance.report import json_report, summary_line, write_json
+from conformance.runner import Outcome, ScenarioResult, run_scenario
 from conformance.scenario import ScenarioFile
 from conformance.targets import TARGET_HELP, TargetError, close_factory, resolve_target
 
@@ -47,8 +50,10 @@ def run_scenarios(argv: list[str], out: Optional[TextIO] = None, err: Optional[T
     except SystemExit as e:  # --help
         return int(e.code or 0)
     try:
+        if args.json_path:
+            check_writable(args.json_path, "--json")  # before the run, not after it
         files: list[ScenarioFile] = [load(path) for path in args.files]
-    except ScenarioFormatError as e:
+    except (ScenarioFormatError, BadInput) as e:
         err.write(f"groupspec scenario run: error: {e}\n")
         return 2
     try:
@@ -59,10 +64,14 @@ def run_scenarios(argv: list[str], out: Optional[TextIO] = None, err: Optional[T
     results: list[ScenarioResult] = []
     try:
         for f in files:
-            results.extend(run_file(f, factory))
+            for scenario in f.scenarios:
+                result = run_scenario(f.path, scenario, factory)
+                results.append(result)
+                out.write(result.describe() + "\n")  # one line per result as it comes (slow targets)
+                out.flush()
     finally:
         close_factory(factory)
-    out.write(text_report(results))
+    out.write(summary_line(results) + "\n")
     if args.json_path:
         try:
             write_json(args.json_path, json_report(results, args.target))

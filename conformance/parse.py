@@ -780,6 +780,13 @@ def _defaults(top: dict[str, Any], where: _Where) -> _Defaults:
 
 def parse_text(text: str, path: str) -> ScenarioFile:
     """Validate a scenario document given as text; `path` is only used in messages."""
+    try:
+        return _parse_text(text, path)
+    except RecursionError:
+        raise ScenarioFormatError(f"{path}: JSON nested too deeply to be a scenario file") from None
+
+
+def _parse_text(text: str, path: str) -> ScenarioFile:
     where = _Where(path)
     try:
         top = json.loads(text)

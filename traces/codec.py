@@ -354,9 +354,11 @@ def record_from_json(value: Any, expected: tuple[type, ...] = REQUEST_TYPES + RE
 def loads_record(text: str, expected: tuple[type, ...] = REQUEST_TYPES + RESPONSE_TYPES) -> Any:
     try:
         value = json.loads(text)
+        return record_from_json(value, expected)
     except json.JSONDecodeError as e:
         raise PayloadError("", f"not JSON ({e.msg} at char {e.pos})") from None
-    return record_from_json(value, expected)
+    except RecursionError:
+        raise PayloadError("", "nested too deeply") from None
 
 
 def dumps_config(config: CoordinatorConfig) -> str:
@@ -373,6 +375,8 @@ def loads_config(text: str) -> CoordinatorConfig:
         value = json.loads(text)
     except json.JSONDecodeError as e:
         raise PayloadError("", f"not JSON ({e.msg} at char {e.pos})") from None
+    except RecursionError:
+        raise PayloadError("", "nested too deeply") from None
     if not isinstance(value, dict):
         raise PayloadError("", f"expected object, got {_type_name(value)}")
     names = {f.name for f in dataclasses.fields(CoordinatorConfig)}

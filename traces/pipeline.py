@@ -141,7 +141,7 @@ def _best_effort_key(text: str) -> tuple[Optional[str], Optional[int]]:
     """Group and seq of a row that failed validation, when they can still be read."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _key_of_cut_line(text)
     if not isinstance(value, dict):
         return None, None

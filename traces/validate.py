@@ -189,6 +189,8 @@ def parse_json_line(text: str) -> TraceEvent:
         value = json.loads(text)
     except json.JSONDecodeError as e:
         raise RowError(f"not valid JSON ({e.msg} at char {e.pos}; truncated line?)") from None
+    except RecursionError:
+        raise RowError("JSON nested too deeply") from None
     return validate_row(value)
 
 
@@ -213,7 +215,7 @@ def check_first_json_line(where: str, text: str) -> None:
     """A JSON Lines file's first line decides whether the file is a trace at all."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return  # a broken first row is that row's problem; it goes to rejects
     if not isinstance(value, dict):
         raise SchemaError(f"{where}: line 1 is JSON {_type_name(value)}, expected a trace row object")
