@@ -293,7 +293,7 @@ class KnownDifference:
 
 
 # The one place where differences between the reference and the model that have been analysed
-# (see /work/shared/reference/kafka-classic-semantics.md) are tolerated, by name, with the reason.
+# (see ../shared/reference/kafka-classic-semantics.md) are tolerated, by name, with the reason.
 KNOWN_DIFFERENCES: Final[dict[str, KnownDifference]] = {
     # Empty: every disagreement found so far was a model defect and has been fixed
     # (tests/scenarios/lockstep-regressions.json keeps them as regressions).

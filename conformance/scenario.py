@@ -1,6 +1,6 @@
 """Typed records of a scenario file, format `kafka-classic-group-conformance/1`.
 
-See /work/shared/scenario-format.md. `parse.py` builds these records from JSON; `runner.py` runs them.
+See ../shared/scenario-format.md. `parse.py` builds these records from JSON; `runner.py` runs them.
 Every step record keeps `raw`, the step's JSON as written, so that a finding can be printed back
 as a scenario file unchanged.
 """

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, TextIO
 
+from model.atomic import write_text_atomic
+
 from conformance.lockstep import (
     Divergence,
     Lockstep,
@@ -93,8 +95,7 @@ def soak(minutes: float, out_dir: str, first_seed: int, steps: int, *, bugs: fro
         if divergence is not None:
             small = shrink(divergence, ls.config, bugs=bugs, seed=seed, budget_s=SHRINK_BUDGET_S)
             path = os.path.join(out_dir, f"soak-{seed}.json")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(finding_text(small, bugs=bugs))
+            write_text_atomic(path, finding_text(small, bugs=bugs))  # never a half-written scenario file
             result.failures.append((seed, small.kind, path))
             if progress is not None:
                 progress.write(f"soak: seed {seed} FAILED ({small.kind}, {len(small.actions)} actions "

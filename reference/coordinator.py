@@ -1,7 +1,7 @@
 """ReferenceCoordinator: Kafka 3.9's classic GroupCoordinator.scala, re-written in Python.
 
 Function names follow GroupCoordinator.scala (`handle_join_group` = `handleJoinGroup`, ...); the
-comments cite the semantics digest (/work/shared/reference/kafka-classic-semantics.md, "GC:<line>").
+comments cite the semantics digest (../shared/reference/kafka-classic-semantics.md, "GC:<line>").
 
 Responses: every handler answers through a callback. An answer is recorded (Recorder.on_response)
 when Kafka would send it, and handed to the caller's callback when the outermost public call

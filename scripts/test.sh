@@ -10,7 +10,7 @@ for dir in tests/*/; do
   fi
 done
 set +e
-.venv/bin/pytest "$@"
+.venv/bin/pytest --durations=15 "$@"  # the 15 slowest tests, to see where the time goes
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -130,8 +130,9 @@ def generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", type=int, required=True, help="number of groups")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--faults", default="all",
-                   help="comma-separated faults: crash,lost-response,session-timeout,rebalance-timeout,leave "
-                        "('all' or 'none')")
+                   help="comma-separated faults: crash,session,rebalance,lost,leave ('all' or 'none'; "
+                        "the names of check --faults; session-timeout, rebalance-timeout, lost-response "
+                        "are accepted too)")
     p.add_argument("--bug", action="append", default=[], metavar="NAME", help="coordinator bug to inject")
     p.add_argument("--bug-fraction", type=float, default=0.1, help="fraction of groups given the bug")
     p.add_argument("--steps", type=int, default=40, help="client actions per group")

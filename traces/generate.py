@@ -2,10 +2,11 @@
 
 Each group gets its own coordinator from the factory and a few simulated clients (dynamic or
 static) that behave like Kafka's consumer: join (MEMBER_ID_REQUIRED then rejoin), sync, heartbeat,
-commit, leave, and react to errors by rejoining. Faults are client misbehaviour: `crash` (stops
-without leaving: session timeout), `session-timeout` (pauses heartbeats past the session timeout,
-then resumes), `rebalance-timeout` (rejoins late), `lost-response` (ignores one response and retries),
-`leave` (leaves and maybe comes back). The virtual clock advances between actions.
+commit, leave, and react to errors by rejoining. Faults are client misbehaviour, named as in
+`groupspec check --faults`: `crash` (stops without leaving: session timeout), `session` (pauses
+heartbeats past the session timeout, then resumes), `rebalance` (rejoins late), `lost` (ignores one
+response and retries), `leave` (leaves and maybe comes back). The older names session-timeout,
+rebalance-timeout and lost-response are accepted as aliases. The virtual clock advances between actions.
 
 A chosen fraction of groups runs with a named coordinator bug. The manifest lists them, and which of
 them the bug visibly changed: the same group is re-run without the bug and the two traces are
@@ -44,7 +45,8 @@ from traces.output import AtomicOutput
 from traces.recorder import InternalEventsOnly, RecordingCoordinator, TraceRecorder
 from traces.schema import EventKind, TraceEvent
 
-FAULTS: Final = ("crash", "session-timeout", "rebalance-timeout", "lost-response", "leave")
+FAULTS: Final = ("crash", "session", "rebalance", "lost", "leave")  # the names `check --faults` uses
+FAULT_ALIASES: Final = {"session-timeout": "session", "rebalance-timeout": "rebalance", "lost-response": "lost"}
 SESSION_TIMEOUT_MS: Final = 10000
 REBALANCE_TIMEOUT_MS: Final = 15000
 HEARTBEAT_INTERVAL_MS: Final = 3000
@@ -93,7 +95,7 @@ class GeneratorOptions:
             raise GenerateError("--steps and --files must be >= 1")
         names = {"all": set(FAULTS), "none": set()}.get(faults)
         if names is None:
-            names = {f.strip() for f in faults.split(",") if f.strip()}
+            names = {FAULT_ALIASES.get(f.strip(), f.strip()) for f in faults.split(",") if f.strip()}
             unknown = sorted(names - set(FAULTS))
             if unknown:
                 raise GenerateError(f"unknown fault(s) {unknown}; known: {', '.join(FAULTS)}")
@@ -126,7 +128,7 @@ class _Group:
         client.phase = "waiting"
 
         def on_response(response: Response) -> None:
-            if client.drop_next:  # lost-response: the client never sees it and retries later
+            if client.drop_next:  # lost: the client never sees it and retries later
                 client.drop_next = False
                 client.phase = "rejoin" if client.member_id else "new"
                 return
@@ -178,7 +180,7 @@ class _Group:
         if c.phase == "paused" and now >= c.resume_at:
             c.phase = "stable"
         if c.phase in ("new", "rejoin"):
-            if "rebalance-timeout" in self.faults and c.phase == "rejoin" and rng.random() < 0.1:
+            if "rebalance" in self.faults and c.phase == "rejoin" and rng.random() < 0.1:
                 c.phase, c.resume_at = "paused", now + REBALANCE_TIMEOUT_MS + 2000
                 return
             self.join(c)
@@ -202,14 +204,14 @@ class _Group:
                 self.send(c, LeaveGroupRequest(self.group_id, (MemberIdentity(c.member_id, c.instance_id),)))
                 c.phase = "left" if rng.random() < 0.5 else "new"
                 c.member_id = "" if c.phase == "new" and c.instance_id is None else c.member_id
-            elif "session-timeout" in self.faults and roll < 0.08:
+            elif "session" in self.faults and roll < 0.08:
                 c.phase, c.resume_at = "paused", now + SESSION_TIMEOUT_MS + 3000
             elif roll < 0.25:
                 tp = TopicPartition("events", rng.randrange(3))
                 self.send(c, OffsetCommitRequest(self.group_id, c.member_id, c.generation,
                                                  ((tp, rng.randrange(1000)),), c.instance_id))
             else:
-                if "lost-response" in self.faults and rng.random() < 0.03:
+                if "lost" in self.faults and rng.random() < 0.03:
                     c.drop_next = True
                 self.send(c, HeartbeatRequest(self.group_id, c.member_id, c.generation, c.instance_id))
 

@@ -1,6 +1,6 @@
 """Broker `server.log` lines of the group coordinator -> per-group `kind=log` trace rows.
 
-Formats (docs: /work/shared/reference/kafka-classic-semantics.md §4): log4j's default layout
+Formats (docs: ../shared/reference/kafka-classic-semantics.md §4): log4j's default layout
 `[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)`, with the message prefixed by
 `[GroupCoordinator <broker>]: ` (Scala GroupCoordinator, 2.x and 3.x), `[GroupMetadataManager
 brokerId=<broker>] ` (Scala GroupMetadataManager), nothing (Scala GroupMetadata), or
