@@ -57,7 +57,11 @@ def interruptible() -> Iterator[None]:
 
     def check(self: Any, *assumptions: Any) -> Any:
         check_interrupted()
-        result = original_check(self, *assumptions)
+        try:
+            result = original_check(self, *assumptions)
+        except z3.Z3Exception:
+            check_interrupted()  # cancelled by the Ctrl-C
+            raise
         check_interrupted()
         return result
 
@@ -84,6 +88,10 @@ def interruptible() -> Iterator[None]:
     try:
         yield
         check_interrupted()
+    except z3.Z3Exception:
+        if _flag.is_set():  # an operation cancelled by the interrupt ("push canceled"): the Ctrl-C
+            raise KeyboardInterrupt from None
+        raise
     finally:
         z3.Solver.check = original_check
         signal.signal(signal.SIGINT, previous_handler)
