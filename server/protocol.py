@@ -56,7 +56,7 @@ class Stats:
     """Counters (read by tests and the fuzzer; written on the server's event-loop thread only)."""
 
     frames: int = 0
-    group_requests: int = 0  # the nine group APIs handed to the coordinator
+    group_requests: int = 0  # group-API requests handled (counted after the coordinator returned)
     group_responses: int = 0  # their responses written back (a parked one counts when answered)
     closed_bad_frames: int = 0
 
@@ -135,7 +135,6 @@ class Dispatcher:
 
     def _handle_group(self, api: ApiKey, version: int, cid: int, request_body: Struct,
                       record: m.Request, reply: Reply, fail: Fail) -> None:
-        self.stats.group_requests += 1
 
         def respond(response: m.Response) -> None:
             # Runs inside the coordinator (maybe during another connection's request): never raise.
@@ -151,6 +150,7 @@ class Dispatcher:
             reply(payload)
 
         self.coordinator.handle(record, respond)
+        self.stats.group_requests += 1  # after: an immediate answer is already counted in group_responses
 
     def _response_body(self, api: ApiKey, version: int, request_body: Struct, response: m.Response) -> Struct:
         if isinstance(response, m.LeaveGroupResponse) and version < 3:
@@ -180,8 +180,8 @@ class Dispatcher:
             parts = None if topics is None else tuple(
                 m.TopicPartition(t["name"], p) for t in topics for p in t["partition_indexes"])
             answers: list[m.Response] = []
-            self.stats.group_requests += 1
             self.coordinator.handle(m.OffsetFetchRequest(wanted["group_id"], parts), answers.append)
+            self.stats.group_requests += 1
             if len(answers) != 1 or not isinstance(answers[0], m.OffsetFetchResponse):
                 raise FrameError(f"internal: OffsetFetch for {wanted['group_id']!r} was not answered at once")
             self.stats.group_responses += 1

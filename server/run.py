@@ -121,7 +121,7 @@ def start_in_thread(
     one line per connection problem (default: discarded). OSError if the port cannot be bound."""
     server = GroupServer(config, _bug_set(bug), host=HOST, port=port, clock=clock,
                          max_frame_bytes=max_frame_bytes, read_timeout_s=read_timeout_s,
-                         idle_timeout_s=idle_timeout_s, log=log or (lambda line: None))
+                         idle_timeout_s=idle_timeout_s, log=log if log is not None else (lambda line: None))
     ready: concurrent.futures.Future[asyncio.AbstractEventLoop] = concurrent.futures.Future()
 
     def main() -> None:
