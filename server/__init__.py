@@ -2,6 +2,7 @@
 #   config.py   Kafka broker properties (group.min.session.timeout.ms, ...) -> CoordinatorConfig
 #   protocol.py broker-side wire handling: ApiVersions, FindCoordinator, the nine group APIs per
 #               version (bodies via wire.codec / wire.convert), frame checks; no sockets
+#   metadata.py Metadata v0-8 (not in wire/'s codec): one broker, no topics, for real clients' bootstrap
 #   broker.py   the asyncio server: one Protocol per connection (muted while a request is in
 #               flight, as Kafka's SocketServer does), bounded reads, the real-time clock driver
 #   run.py      start_in_thread (Python API for tests and the fuzzer) and `groupspec serve` (CLI)

@@ -12,6 +12,7 @@ What Kafka's KafkaApis does around the coordinator, and this module therefore do
 - ApiVersions with a version above the highest supported: a v0 response with UNSUPPORTED_VERSION
   and the ApiVersions range only (KIP-511, ApiVersionsRequest.getErrorResponse); v3+ with an
   invalid client software name or version: INVALID_REQUEST.
+- Metadata v0-8 (server/metadata.py): one broker, no topics, so that real clients can bootstrap.
 - FindCoordinator: this broker (node 0) coordinates every group; key type 1 (transactions) is
   COORDINATOR_NOT_AVAILABLE, any other key type INVALID_REQUEST.
 - JoinGroup: member ids are `<header client id>-<uuid>`, so the header's client id is the one used.
@@ -36,6 +37,8 @@ from model.vocabulary import ApiKey, Error
 from wire import apis, codec, convert
 from wire.errors import DecodeError, EncodeError
 from wire.schema import Struct
+
+from server import metadata
 
 NODE_ID: Final = 0
 UNSUPPORTED_VERSION: Final = Error.UNSUPPORTED_VERSION.code
@@ -62,9 +65,12 @@ class Stats:
 
 
 def supported_api_versions() -> list[Struct]:
-    """ApiVersions' ApiKeys: exactly the APIs and versions the codec speaks."""
-    return [{"api_key": api.value, "min_version": v.lo, "max_version": v.hi}
-            for api, v in sorted(apis.SUPPORTED_VERSIONS.items(), key=lambda kv: kv[0].value)]
+    """ApiVersions' ApiKeys: exactly the APIs and versions the codec speaks, plus Metadata v0-8."""
+    keys = [{"api_key": api.value, "min_version": v.lo, "max_version": v.hi}
+            for api, v in apis.SUPPORTED_VERSIONS.items()]
+    keys.append({"api_key": metadata.API_KEY, "min_version": metadata.VERSIONS.lo,
+                 "max_version": metadata.VERSIONS.hi})
+    return sorted(keys, key=lambda k: int(k["api_key"]))
 
 
 class Dispatcher:
@@ -86,6 +92,12 @@ class Dispatcher:
                     e for e in supported_api_versions() if e["api_key"] == ApiKey.ApiVersions.value]}
                 reply(codec.encode_response(ApiKey.ApiVersions, 0, correlation_id, body))
                 return
+        if metadata.is_metadata(payload):
+            try:
+                reply(metadata.answer(payload, NODE_ID, self.host, self.port))
+            except DecodeError as exc:
+                raise FrameError(f"malformed request: {exc}") from None
+            return
         try:
             header, body = codec.decode_request(payload)
         except DecodeError as exc:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -25,6 +26,7 @@ from kafka.protocol.metadata import (
 from served import raw_connect, read_frame
 
 from model.coordinator_api import CoordinatorConfig
+from model.messages import GroupView
 from server import ServerHandle, start_in_thread
 from wire import apis
 
@@ -87,7 +89,7 @@ def test_api_versions_and_find_coordinator(served: ServerHandle) -> None:
     got = c.call(ApiVersionsRequest[3](client_software_name="kafka-python", client_software_version="3.0"))
     assert got["error_code"] == 0
     advertised = {k["api_key"]: (k["min_version"], k["max_version"]) for k in got["api_keys"]}
-    assert advertised == {api.value: (v.lo, v.hi) for api, v in apis.SUPPORTED_VERSIONS.items()}
+    assert advertised == {3: (0, 8), **{api.value: (v.lo, v.hi) for api, v in apis.SUPPORTED_VERSIONS.items()}}
     old = c.call(FindCoordinatorRequest[0](key="kp"))
     assert (old["error_code"], old["host"], old["port"]) == (0, "127.0.0.1", served.port)
     new = c.call(FindCoordinatorRequest[4](key_type=0, coordinator_keys=["kp", "other"]))
@@ -142,3 +144,42 @@ def test_two_kafka_python_members_join_sync_commit_and_leave(served: ServerHandl
     assert b.call(LeaveGroupRequest[1](group_id="kp", member_id="stranger"))["error_code"] == 25
     after = a.call(HeartbeatRequest[0](group_id="kp", generation_id=1, member_id=a_id))
     assert after["error_code"] == 27  # REBALANCE_IN_PROGRESS: b's leave started a rebalance
+
+
+def test_kafka_python_consumers_and_admin_client(served: ServerHandle) -> None:
+    """kafka-python's real KafkaConsumer (bootstrap via Metadata, FindCoordinator, JoinGroup with the
+    range assignor, SyncGroup, heartbeats, LeaveGroup on close) and KafkaAdminClient."""
+    from kafka import KafkaAdminClient, KafkaConsumer
+
+    bootstrap = f"127.0.0.1:{served.port}"
+    settings: dict[str, Any] = {"bootstrap_servers": bootstrap, "group_id": "kc", "session_timeout_ms": 6000,
+                                "heartbeat_interval_ms": 300}
+
+    def view() -> Optional[GroupView]:
+        return served.call(lambda s: s.coordinator.group_view("kc"))
+
+    consumers = [KafkaConsumer("t", client_id="kc1", **settings)]
+    try:
+        consumers.append(KafkaConsumer("t", client_id="kc2", **settings))
+        deadline = time.monotonic() + 30
+        while True:
+            for c in consumers:
+                c.poll(timeout_ms=100)
+            v = view()
+            if v is not None and v.state.value == "Stable" and len(v.members) == 2:
+                break
+            assert time.monotonic() < deadline, v
+        assert v is not None and v.protocol_name == "range" and v.generation_id >= 1
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="adm")
+        try:
+            assert [(g["group_id"], g["group_state"]) for g in admin.list_groups()] == [("kc", "Stable")]
+            described = admin.describe_groups(["kc"])["kc"]
+            assert sorted(m["client_id"] for m in described["members"]) == ["kc1", "kc2"]
+            assert all(m["member_metadata"]["topics"] == ["t"] for m in described["members"])
+        finally:
+            admin.close()
+    finally:
+        for c in consumers:
+            c.close()
+    v = view()
+    assert v is not None and v.members == ()  # both left on close
