@@ -17,7 +17,9 @@ from served import api_versions_ok, call, raw_connect, read_frame, request_frame
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey
 from server import ServerHandle, start_in_thread
+from server.metadata import METADATA_REQUEST
 from wire import codec
+from wire.schema import encode
 
 READ_TIMEOUT_S = 0.3
 MAX_FRAME = 64 * 1024
@@ -56,7 +58,22 @@ VALID_FRAMES = [
                                                 "committed_metadata": ""}]}]}),
     request_frame(ApiKey.DescribeGroups, 5, {"groups": ["g", "h"], "include_authorized_operations": False}),
     request_frame(ApiKey.FindCoordinator, 4, {"key_type": 0, "coordinator_keys": ["g"]}),
+    codec.frame(struct.pack(">hhih", 3, 8, 1, -1) + encode(METADATA_REQUEST, 8, {  # Metadata v8
+        "topics": [{"name": "t"}], "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False})),
 ]
+
+
+def test_every_valid_frame_is_answered(served: tuple[ServerHandle, Log]) -> None:
+    """The frames the mutations start from are valid: each gets a response (a JoinGroup v3 to a new
+    group parks only until the 0 ms initial delay ends)."""
+    handle, log = served
+    before = len(log)
+    for frame in VALID_FRAMES:
+        with raw_connect(handle.port) as sock:
+            sock.sendall(frame)
+            assert _outcome(sock) == "answered", frame
+    assert log[before:] == []
 
 
 def _outcome(sock: socket.socket) -> str:
