@@ -216,3 +216,26 @@ def test_mutated_frames_never_take_the_server_down(served: tuple[ServerHandle, L
     assert all("internal" not in line for line in log), [x for x in log if "internal" in x]
     assert handle.server.connections is not None
     time.sleep(0)
+
+
+def test_an_exception_inside_the_coordinator_closes_only_that_connection() -> None:
+    """A coordinator bug (here: an injected exception) is logged and closes the requesting
+    connection; the server keeps answering."""
+    log = Log()
+    with start_in_thread(CoordinatorConfig(), log=log) as handle:
+        original = handle.server.coordinator.handle
+
+        def broken(request: object, callback: object) -> None:
+            raise RuntimeError("injected")
+
+        handle.call(lambda s: setattr(s.dispatcher.coordinator, "handle", broken))
+        with raw_connect(handle.port) as sock:
+            sock.sendall(VALID_FRAMES[4])  # Heartbeat
+            assert _outcome(sock) == "closed"
+        assert wait_for(lambda: len(log) == 1, 5)
+        assert "internal error: RuntimeError: injected" in log[0]
+        handle.call(lambda s: setattr(s.dispatcher.coordinator, "handle", original))
+        assert api_versions_ok(handle.port)
+        with raw_connect(handle.port) as sock:
+            sock.sendall(VALID_FRAMES[4])
+            assert _outcome(sock) == "answered"
