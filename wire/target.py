@@ -110,6 +110,8 @@ class KafkaTarget:
         self._pools: dict[_MemberKey, list[Connection]] = {}
         self._all: list[Connection] = []
         self._coordinators: dict[str, CoordinatorAddress] = {}
+        # (broker group id, generation) -> (protocol type, protocol name) seen in JoinGroup responses
+        self._protocols: dict[tuple[str, int], tuple[Optional[str], Optional[str]]] = {}
         self._bootstrap = Connection(host, port, client_id=client_id,
                                      connect_timeout_s=request_timeout_s, allow_remote=allow_remote)
         self._all.append(self._bootstrap)
@@ -122,13 +124,15 @@ class KafkaTarget:
         self._requests += 1
         if self._requests > self.max_requests:
             raise TimeBudgetExceeded(f"more than {self.max_requests} requests")
-        sent = self._rename(request)
+        sent = self._fill_sync_protocol(self._rename(request))
         api = sent.api_key
         if api not in self.versions:
             raise TransportError(f"the broker does not support {api.name} in this codec's range")
         version = self.versions[api]
         if isinstance(sent, m.JoinGroupRequest):
             version = convert.join_group_version(sent, version)
+        elif isinstance(sent, m.SyncGroupRequest):
+            version = convert.sync_group_version(sent, version)
         _, body = convert.request_body(sent, version)
         conn = self._connection_for(sent)
         token = next(self._tokens)
@@ -217,10 +221,27 @@ class KafkaTarget:
         record = convert.response_record(outcome.api, outcome.version, outcome.body)
         sent = flight.request
         if isinstance(sent, m.JoinGroupRequest) and isinstance(record, m.JoinGroupResponse):
+            if record.error is Error.NONE and record.protocol_name is not None:
+                self._protocols[(sent.group_id, record.generation_id)] = (
+                    record.protocol_type, record.protocol_name)
             if sent.member_id == "" and record.member_id:
                 self._pools.setdefault((sent.group_id, record.member_id), []).insert(
                     0, flight.connection)
         flight.callback(self._unrename(record))
+
+    def _fill_sync_protocol(self, r: m.Request) -> m.Request:
+        """A SyncGroup without protocol type/name gets those of its generation's JoinGroup
+        responses, as a Java client sends them (SyncGroup v5+ requires both: KafkaApis answers
+        INCONSISTENT_GROUP_PROTOCOL without them); unknown ones leave it to be sent as v4."""
+        if not isinstance(r, m.SyncGroupRequest) or (
+                r.protocol_type is not None and r.protocol_name is not None):
+            return r
+        known = self._protocols.get((r.group_id, r.generation_id))
+        if known is None:
+            return r
+        return dataclasses.replace(
+            r, protocol_type=known[0] if r.protocol_type is None else r.protocol_type,
+            protocol_name=known[1] if r.protocol_name is None else r.protocol_name)
 
     def _member_key(self, r: m.Request) -> _MemberKey:
         if isinstance(r, (m.JoinGroupRequest, m.SyncGroupRequest, m.HeartbeatRequest,
