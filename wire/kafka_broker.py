@@ -33,6 +33,8 @@ import ctypes
 import glob
 import os
 import signal
+import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -45,10 +47,16 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import NEW_MEMBER_JOIN_TIMEOUT_MS, ApiKey, Error
 from wire import TargetFactory, convert  # wire/__init__ imports this module after TargetFactory
-from wire.errors import BrokerStartError, WireError
+from wire.errors import BrokerStartError, TransportError, WireError
+from wire.primitives import Reader, Writer
 from wire.tansu import free_port
 from wire.target import KafkaTarget
 from wire.transport import Connection, api_versions, find_coordinator, negotiate
+
+# Topics created at start: Kafka's KafkaApis answers an OffsetCommit for a partition it does not
+# have UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees it (the model, which is the
+# coordinator, has no topics). Scenarios and the lockstep test commit to "t-0" .. "t-2".
+DEFAULT_TOPICS: dict[str, int] = {"t": 4}
 
 # Short names (`--target kafka-3.9`) -> the exact version fetched by scripts/setup.sh.
 VERSIONS: dict[str, str] = {"3.9": "3.9.2", "4": "4.4.0"}
@@ -109,6 +117,22 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def _string(w: Writer, text: str) -> None:
+    data = text.encode()
+    w.int16(len(data))
+    w.raw(data)
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise TransportError("the broker closed the connection during CreateTopics")
+        buf += chunk
+    return bytes(buf)
 
 
 # ------------------------------------------------------------------ process hygiene
@@ -176,7 +200,9 @@ class KafkaBroker:
     """`with KafkaBroker("3.9", config) as broker:` -> Apache Kafka on 127.0.0.1:`broker.port`."""
 
     def __init__(self, version: str = "3.9", config: Optional[CoordinatorConfig] = None, *,
-                 startup_timeout_s: float = 120.0, stop_timeout_s: float = 20.0) -> None:
+                 startup_timeout_s: float = 120.0, stop_timeout_s: float = 20.0,
+                 topics: Optional[dict[str, int]] = None) -> None:
+        self.topics = dict(DEFAULT_TOPICS if topics is None else topics)
         self.version = full_version(version)
         self.config = config if config is not None else CoordinatorConfig()
         self.startup_timeout_s = startup_timeout_s
@@ -243,6 +269,9 @@ class KafkaBroker:
             log_file.close()
         try:
             self._wait_ready(begin + self.startup_timeout_s)
+            if self.topics:
+                self.create_topics(self.topics, max(5.0, begin + self.startup_timeout_s
+                                                    - time.monotonic()))
         except BaseException:
             self.stop()
             raise
@@ -281,6 +310,40 @@ class KafkaBroker:
             return all(g.error is Error.NONE for g in record.groups)
         finally:
             conn.close()
+
+    def create_topics(self, topics: dict[str, int], timeout_s: float = 30.0) -> None:
+        """CreateTopics v4 (name -> partitions, replication 1), encoded here: the codec in
+        wire/apis speaks only the group APIs. TOPIC_ALREADY_EXISTS (36) counts as success."""
+        w = Writer()
+        w.int16(19)  # CreateTopics
+        w.int16(4)
+        w.int32(1)  # correlation id
+        _string(w, "groupspec")
+        w.int32(len(topics))
+        for name, partitions in topics.items():
+            _string(w, name)
+            w.int32(partitions)
+            w.int16(1)   # replication factor
+            w.int32(0)   # assignments
+            w.int32(0)   # configs
+        w.int32(int(timeout_s * 1000))
+        w.boolean(False)  # validate only
+        with socket.create_connection((self.host, self.port), timeout=timeout_s) as sock:
+            sock.sendall(struct.pack(">i", len(w.buf)) + bytes(w.buf))
+            size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+            r = Reader(_recv_exactly(sock, size), "CreateTopics", 4)
+        r.int32()  # correlation id
+        r.int32()  # throttle time
+        errors: list[str] = []
+        for _ in range(r.int32()):
+            name = r.text(r.int16(), "name")
+            code = r.int16()
+            n = r.int16()
+            message = r.text(n, "error_message") if n >= 0 else ""
+            if code not in (0, 36):
+                errors.append(f"{name}: error {code} {message}")
+        if errors:
+            raise TransportError("CreateTopics failed: " + "; ".join(errors))
 
     def _failure(self, what: str) -> BrokerStartError:
         try:

@@ -106,3 +106,19 @@ def test_factory_shares_a_broker_per_config_and_skips_what_kafka_cannot_honour()
         assert kafka_unsupported_config(CoordinatorConfig()) is None
     finally:
         factory.close()
+
+
+def test_commit_to_the_created_topic_succeeds_and_to_another_is_refused() -> None:
+    """Topic "t" exists (KafkaApis checks a committed partition exists before the coordinator)."""
+    from model import messages as m
+    from model.vocabulary import Error
+    from wire import kafka_target
+
+    with KafkaBroker("3.9") as broker:
+        got: list[m.Response] = []
+        with kafka_target(broker.address()) as target:
+            offsets = ((m.TopicPartition("t", 3), 5), (m.TopicPartition("absent", 0), 5))
+            target.handle(m.OffsetCommitRequest("g", "", -1, offsets=offsets), got.append)
+        assert len(got) == 1 and isinstance(got[0], m.OffsetCommitResponse)
+        assert dict(got[0].partitions) == {m.TopicPartition("t", 3): Error.NONE,
+                                       m.TopicPartition("absent", 0): Error.UNKNOWN_TOPIC_OR_PARTITION}
