@@ -468,4 +468,5 @@ def kafka_broker_target_factory(version: str, **options: Any) -> TargetFactory:
     pool = KafkaBrokerPool(version, startup_timeout_s=float(options.pop("startup_timeout_s", 120.0)),
                            max_brokers=int(options.pop("max_brokers", 2)))
     time_scale = float(options.pop("time_scale", 1.0))
+    options.setdefault("immediate_wait_s", 0.25)  # Kafka answers in milliseconds when it answers
     return KafkaTargetFactory(pool, time_scale, options)

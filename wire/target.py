@@ -35,7 +35,7 @@ import queue
 import time
 import uuid
 from types import TracebackType
-from typing import Optional
+from typing import Callable, Optional
 
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig, ResponseCallback
@@ -71,6 +71,8 @@ class _InFlight:
 class KafkaTarget:
     """Drives a real broker at host:port through the Coordinator interface."""
 
+    real_clock = True  # the broker's timers run on the real clock: scenario step tolerances apply
+
     def __init__(
         self,
         host: str,
@@ -103,6 +105,8 @@ class KafkaTarget:
         self.group_prefix = f"groupspec-{uuid.uuid4().hex[:8]}-"
         self._clock_ms = 0
         self._real_waited_s = 0.0
+        self._t0 = time.monotonic()  # real time of virtual 0 (set again by the first request)
+        self._started = False
         self._requests = 0
         self._tokens = itertools.count(1)
         self._inflight: dict[int, _InFlight] = {}
@@ -122,6 +126,9 @@ class KafkaTarget:
 
     def handle(self, request: m.Request, callback: ResponseCallback) -> None:
         self._requests += 1
+        if not self._started:
+            self._started = True
+            self._t0 = time.monotonic() - self._clock_ms / 1000.0 * self.time_scale
         if self._requests > self.max_requests:
             raise TimeBudgetExceeded(f"more than {self.max_requests} requests")
         sent = self._fill_sync_protocol(self._rename(request))
@@ -155,8 +162,18 @@ class KafkaTarget:
                 f"{self._real_waited_s:.1f}s of {self.max_real_wait_s}s already used")
         self._real_waited_s += real
         self._clock_ms += ms
-        self._pump(time.monotonic() + real)
+        # Sleep until real time catches up with the virtual clock (time spent waiting for parked
+        # requests already counts), so that real time runs as close to virtual time as it can.
+        aligned = self._t0 + self._clock_ms / 1000.0 * self.time_scale
+        self._pump(max(aligned, time.monotonic()))
         self._pump(time.monotonic() + self.settle_s)
+
+    def wait_real(self, seconds: float, until: Callable[[], bool]) -> None:
+        """Deliver responses for up to `seconds` of real time, without moving the virtual clock,
+        until `until()` holds (a scenario step's tolerance for a real-clock deadline)."""
+        deadline = time.monotonic() + seconds
+        while not until() and time.monotonic() < deadline:
+            self._pump(min(deadline, time.monotonic() + 0.01))
 
     def now_ms(self) -> int:
         return self._clock_ms
