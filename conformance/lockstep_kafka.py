@@ -37,7 +37,7 @@ from typing import Any, Callable, Final, Optional
 from model.concrete import ModelCoordinator, armed_timers
 from model.coordinator_api import CoordinatorConfig
 from model.messages import (
-    DescribeGroupsResponse, JoinGroupResponse, OffsetCommitResponse, OffsetFetchResponse, Response,
+    DescribeGroupsResponse, JoinGroupRequest, JoinGroupResponse, OffsetCommitResponse, OffsetFetchResponse, Response,
 )
 from model.vocabulary import NEW_MEMBER_JOIN_TIMEOUT_MS
 
@@ -186,6 +186,11 @@ class KafkaLockstep(Lockstep):
                 problems.append(("answered-twice", f"{label}: model answered {len(rs)}x, Kafka {len(ks)}x"))
                 continue
             diffs: list[str] = []
+            if isinstance(request, JoinGroupRequest) and isinstance(rs[0], JoinGroupResponse) \
+                    and not request.require_known_member_id and request.group_instance_id is None:
+                # Sent as JoinGroup v3 (wire.convert.join_group_version), whose response has no
+                # protocol type (v7+): the model's is not on the wire to compare.
+                rs = [dataclasses.replace(rs[0], protocol_type=None)]
             _compare(_sorted_members(rs[0], self.ids, "model"), _sorted_members(ks[0], self.ids, "kafka"),
                      label, self.ids, diffs)
             problems.extend(("response-differs", d.replace("reference", "model").replace(", model ", ", Kafka "))
