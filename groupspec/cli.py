@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 from model.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
-from model.explore import LIVENESS, WELL_FORMED, Report, explore
+from model.explore import PATH_PROPERTIES, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
 from model.plan import DEFAULT_PLAN
 
@@ -105,10 +105,10 @@ def cmd_check(argv: Sequence[str]) -> int:
         raise UsageError("more than 6 members is beyond what this explorer can finish")
     names: Optional[frozenset[str]] = None
     if a.invariant:
-        unknown = set(a.invariant) - set(INVARIANTS) - {LIVENESS, WELL_FORMED}
+        unknown = set(a.invariant) - set(INVARIANTS) - set(PATH_PROPERTIES) - {WELL_FORMED}
         if unknown:
             raise UsageError(f"--invariant: unknown {sorted(unknown)}; known: "
-                             f"{', '.join(sorted(INVARIANTS) + [LIVENESS, WELL_FORMED])}")
+                             f"{', '.join(sorted(INVARIANTS) + sorted(PATH_PROPERTIES) + [WELL_FORMED])}")
         names = frozenset(a.invariant)
     if a.json:
         parent = os.path.dirname(os.path.abspath(a.json))
@@ -122,7 +122,7 @@ def cmd_check(argv: Sequence[str]) -> int:
     plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(DEFAULT_PLAN)
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
-    liveness = not a.no_liveness and (names is None or LIVENESS in names)
+    liveness = not a.no_liveness and (names is None or bool(names & set(PATH_PROPERTIES)))
     reports = []
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
