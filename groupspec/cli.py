@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 from model.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
-from model.explore import LIVENESS, WELL_FORMED, Report, explore
+from model.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
 from model.plan import DEFAULT_PLAN
 from model.atomic import check_writable, write_text_atomic
@@ -84,7 +84,7 @@ def cmd_check(argv: Sequence[str]) -> int:
                    help="the broker's group.max.size (default unlimited)")
     p.add_argument("--no-symmetry", action="store_true", help="turn member-symmetry reduction off")
     p.add_argument("--no-liveness", action="store_true",
-                   help=f"skip the liveness property {LIVENESS}")
+                   help=f"skip the path properties ({', '.join(sorted(PATH_PROPERTIES))})")
     p.add_argument("--invariant", action="append", default=None, metavar="NAME",
                    help="check only these invariants (repeatable)")
     p.add_argument("--max-states", type=int, default=None, metavar="N",
@@ -115,13 +115,14 @@ def cmd_check(argv: Sequence[str]) -> int:
         raise UsageError("more than 6 members is beyond what this explorer can finish")
     names: Optional[frozenset[str]] = None
     if a.invariant:
-        unknown = set(a.invariant) - set(INVARIANTS) - {LIVENESS, WELL_FORMED}
+        unknown = set(a.invariant) - set(INVARIANTS) - set(PATH_PROPERTIES) - {WELL_FORMED}
         if unknown:
             raise UsageError(f"--invariant: unknown {sorted(unknown)}; known: "
-                             f"{', '.join(sorted(INVARIANTS) + [LIVENESS, WELL_FORMED])}")
+                             f"{', '.join(sorted(INVARIANTS) + sorted(PATH_PROPERTIES) + [WELL_FORMED])}")
         names = frozenset(a.invariant)
-        if names == {LIVENESS} and a.no_liveness:
-            raise UsageError(f"--invariant {LIVENESS} with --no-liveness: nothing to check")
+        if names <= set(PATH_PROPERTIES) and a.no_liveness:
+            raise UsageError(f"--invariant {', '.join(sorted(names))} with --no-liveness: "
+                             "nothing to check")
     if a.json:
         check_writable(a.json, "--json")
     from model.table import CLASSIC_TABLE, URGENT
@@ -132,7 +133,7 @@ def cmd_check(argv: Sequence[str]) -> int:
     plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(DEFAULT_PLAN)
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
-    liveness = not a.no_liveness and (names is None or LIVENESS in names)
+    liveness = not a.no_liveness and (names is None or bool(names & set(PATH_PROPERTIES)))
     reports = []
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)

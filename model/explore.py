@@ -34,6 +34,17 @@ from model.state import Group
 from model.vocabulary import GroupState
 
 LIVENESS = "quiescence-reachable"
+PARKED_ANSWERED = "parked-requests-answered"
+# Path properties: checked on the explored graph after the exploration (see check_liveness).
+PATH_PROPERTIES: dict[str, str] = {
+    LIVENESS: "from every explored state, a quiescent state (Stable with nothing parked, Empty, "
+              "or no group) is reachable along non-fault edges: every rebalance can complete "
+              "under well-behaved clients (KAFKA-12890)",
+    PARKED_ANSWERED: "from every explored state and every JoinGroup/SyncGroup parked in it, a "
+                     "state in which that request has been answered (or superseded, as Kafka "
+                     "leaves it) is reachable along non-fault edges: no member waits forever "
+                     "(AC joinGroupIfNeeded / SyncGroup futures complete only on a response)",
+}
 WELL_FORMED = "table-well-formed"  # exactly one row matches every input that occurs
 
 
@@ -179,7 +190,8 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     report.edges = graph.number_of_edges()
     report.depth = max(depth)
     if liveness and not report.violations:
-        check_liveness(graph, worlds, model, parent, report, expanded)
+        check_liveness(graph, worlds, model, parent, report, expanded,
+                       None if invariants is None else frozenset(invariants) & set(PATH_PROPERTIES))
     report.seconds = time.perf_counter() - start
     for r in table.rows:
         if r.id not in report.rows_fired:
@@ -189,17 +201,63 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
 
 def check_liveness(graph: "nx.DiGraph", worlds: list[World], model: AbstractModel,
                    parent: list[tuple[int, Optional[Action], int]], report: Report,
-                   expanded: set[int]) -> None:
-    """From every explored world inside the bounds, a quiescent world is reachable along
-    non-fault edges (well-behaved clients, timers, partition loads; no crash, lost response,
-    unload or offsets expiry)."""
+                   expanded: set[int], names: Optional[frozenset[str]] = None) -> None:
+    """The path properties (PATH_PROPERTIES) over the explored graph; `names` selects some.
+
+    quiescence-reachable: from every explored world inside the bounds, a quiescent world is
+    reachable along non-fault edges (well-behaved clients, timers, partition loads; no crash,
+    lost response, unload or offsets expiry).
+    parked-requests-answered: from every explored world and every request parked in it, a world
+    where that request is no longer parked is reachable along non-fault edges. A quiescent world
+    has nothing parked, so only worlds that cannot reach quiescence need the per-request search.
+    Worlds beyond the bounds or never expanded (a --max-states cut) count as good: unknown."""
     calm = nx.DiGraph()
     calm.add_nodes_from(graph.nodes)
     calm.add_edges_from((u, v) for u, v, f in graph.edges(data="fault") if not f)
-    # Worlds beyond the bounds or never expanded (a --max-states cut) count as good: unknown.
-    targets = [n for n in calm.nodes if quiescent(worlds[n]) or n not in expanded]
-    good: set[int] = set(targets)
     rev = calm.reverse(copy=False)
+    targets = [n for n in calm.nodes if quiescent(worlds[n]) or n not in expanded]
+    good = _backward_closure(rev, targets)
+    stuck = [n for n in calm.nodes if n not in good]
+    if stuck and (names is None or LIVENESS in names):
+        n = min(stuck, key=lambda x: _depth(parent, x))
+        report.violations.append(Violation(
+            LIVENESS, f"{len(stuck)} states cannot reach a quiescent state without faults; e.g. "
+                      f"{describe_group(worlds[n].group)}",
+            render_trace(model, worlds, parent, n, None)))
+    if stuck and (names is None or PARKED_ANSWERED in names):
+        waiting: dict[int, list[int]] = {}
+        for n in stuck:
+            for rid in parked_requests(worlds[n]):
+                waiting.setdefault(rid, []).append(n)
+        forever: list[tuple[int, int]] = []
+        for rid, nodes in sorted(waiting.items()):
+            answered = [n for n in calm.nodes
+                        if rid not in parked_requests(worlds[n]) or n not in expanded]
+            can = _backward_closure(rev, answered)
+            forever.extend((n, rid) for n in nodes if n not in can)
+        if forever:
+            n, rid = min(forever, key=lambda x: (_depth(parent, x[0]), x[1]))
+            report.violations.append(Violation(
+                PARKED_ANSWERED, f"{len(forever)} (state, parked request) pairs never get an answer "
+                                 f"without faults; e.g. request {rid} in "
+                                 f"{describe_group(worlds[n].group)}",
+                render_trace(model, worlds, parent, n, None)))
+
+
+def parked_requests(w: World) -> frozenset[int]:
+    """The request ids of the JoinGroups and SyncGroups parked in a world."""
+    out: set[int] = set()
+    for m in w.group.members:
+        if m.awaiting_join is not None:
+            out.add(m.awaiting_join.request_id)
+        if m.awaiting_sync is not None:
+            out.add(m.awaiting_sync)
+    return frozenset(out)
+
+
+def _backward_closure(rev: "nx.DiGraph", targets: list[int]) -> set[int]:
+    """Every node from which some target is reachable (targets included)."""
+    good: set[int] = set(targets)
     frontier = deque(targets)
     while frontier:
         n = frontier.popleft()
@@ -207,13 +265,7 @@ def check_liveness(graph: "nx.DiGraph", worlds: list[World], model: AbstractMode
             if p not in good:
                 good.add(p)
                 frontier.append(p)
-    stuck = [n for n in calm.nodes if n not in good]
-    if stuck:
-        n = min(stuck, key=lambda x: _depth(parent, x))
-        report.violations.append(Violation(
-            LIVENESS, f"{len(stuck)} states cannot reach a quiescent state without faults; e.g. "
-                      f"{describe_group(worlds[n].group)}",
-            render_trace(model, worlds, parent, n, None)))
+    return good
 
 
 def _depth(parent: list[tuple[int, Optional[Action], int]], n: int) -> int:

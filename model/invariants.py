@@ -11,8 +11,17 @@ from dataclasses import dataclass
 from typing import Callable, Final, Optional, Union
 
 from model.dsl import Superseded, Table
-from model.messages import OffsetCommitRequest, OffsetCommitResponse, SyncGroupResponse
-from model.state import Group
+from model.atoms import instance_id_of, member_id_of
+from model.messages import (
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from model.state import Group, JoinTimerKind
 from model.step import Transition
 from model.vocabulary import Error, GroupState, is_valid_transition
 
@@ -289,6 +298,206 @@ def only_members_served(table: Table, t: Transition) -> Optional[str]:
     err = getattr(t.reply, "error", None)
     if err == Error.NONE and not t.before.has_member(mid):
         return f"{t.inp.kind} from non-member {mid!r} answered NONE in {t.before.state.name}"
+    return None
+
+
+# -------------------------------------------------------------------------- the client's contract
+#
+# Promises the Java consumer (AbstractCoordinator / ConsumerCoordinator) relies on when it handles
+# a response, stated over one transition: the request, every response made in the step (the
+# input's own reply and the answers to parked requests) and the state before and after. Each
+# docstring states the property exactly; the citation says who makes the promise.
+# AC = clients/.../AbstractCoordinator.java, CC = ConsumerCoordinator.java (3.9).
+
+C = GroupState.CompletingRebalance
+S = GroupState.Stable
+GONE: Final = frozenset({GroupState.Dead, GroupState.Missing})
+
+
+def _sync_answers(t: Transition) -> list[tuple[str, SyncGroupResponse]]:
+    """Every SyncGroup response made in the step, with the member id it was sent to."""
+    out: list[tuple[str, SyncGroupResponse]] = []
+    if isinstance(t.reply, SyncGroupResponse) and isinstance(t.inp.request, SyncGroupRequest):
+        out.append((t.inp.request.member_id, t.reply))
+    for o in t.outputs:
+        if isinstance(o.response, SyncGroupResponse):
+            out.append((o.member_id or "", o.response))
+    return out
+
+
+@transition_invariant("sync-answer-is-stored-assignment")
+def sync_answer_is_stored_assignment(table: Table, t: Transition) -> Optional[str]:
+    """Every SyncGroup answered NONE in a step (the request itself or a parked one) is answered
+    once the group is Stable after the step, i.e. once this generation's leader has stored the
+    assignment; the answer goes to a member and carries exactly the assignment stored for it and
+    the group's selected protocol; a SyncGroup answered NONE at once carries the group's current
+    generation. (GC:600-642 doSyncGroup: followers wait for the leader, GC:1262
+    propagateAssignment; AC SyncGroupResponseHandler installs the bytes as the member's
+    assignment; KIP-559 protocol name check in AC.)"""
+    for mid, resp in _sync_answers(t):
+        if resp.error != Error.NONE:
+            continue
+        if t.after.state != S:
+            return f"SyncGroup of {mid} answered NONE in {t.after.state.name}, before the leader's assignment"
+        m = t.after.member(mid)
+        if m is None:
+            return f"SyncGroup of non-member {mid} answered NONE"
+        if resp.assignment != m.assignment:
+            return (f"SyncGroup of {mid} answered {resp.assignment!r}, but the stored assignment "
+                    f"is {m.assignment!r}")
+        if resp.protocol_name != t.after.protocol_name:
+            return f"SyncGroup of {mid} answered protocol {resp.protocol_name!r}, group has {t.after.protocol_name!r}"
+    r = t.inp.request
+    if (isinstance(r, SyncGroupRequest) and isinstance(t.reply, SyncGroupResponse)
+            and t.reply.error == Error.NONE and r.generation_id != t.after.generation):
+        return f"SyncGroup of generation {r.generation_id} answered NONE at generation {t.after.generation}"
+    return None
+
+
+@transition_invariant("only-leader-assigns")
+def only_leader_assigns(table: Table, t: Transition) -> Optional[str]:
+    """A member's stored assignment changes only (a) by the SyncGroup of the current generation's
+    leader while the group is CompletingRebalance, or (b) when a rebalance clears every
+    assignment (the group is PreparingRebalance afterwards and no member has one), or with a new
+    group object / the group leaving the cache. Members present before and after are compared
+    by id. (GC:600-617: only the leader's assignments are stored, `if (group.isLeader(memberId))`;
+    GC:1252 resetAndPropagateAssignmentError clears them.)"""
+    if _new_incarnation(table, t) or t.after.state in GONE:
+        return None
+    before = {m.member_id: m.assignment for m in t.before.members}
+    changed = [m.member_id for m in t.after.members
+               if m.member_id in before and before[m.member_id] != m.assignment]
+    if not changed:
+        return None
+    r = t.inp.request
+    if (isinstance(r, SyncGroupRequest) and t.before.state == C
+            and r.member_id == t.before.leader and r.generation_id == t.before.generation):
+        return None
+    if t.after.state == P and all(m.assignment == b"" for m in t.after.members):
+        return None
+    who = getattr(r, "member_id", None) if r is not None else None
+    return (f"{t.inp.kind}{' of ' + who if who else ''} in {t.before.state.name} changed the "
+            f"assignment of {sorted(changed)} (leader {t.before.leader})")
+
+
+@transition_invariant("selected-protocol-supported")
+def selected_protocol_supported(table: Table, t: Transition) -> Optional[str]:
+    """After every step, a group in CompletingRebalance or Stable with members has a selected
+    protocol, and every member lists it among its protocols. (GM:434 selectProtocol picks from
+    the candidates every member supports; GM:464 supportsProtocols admits only members that
+    support a candidate; GC:1345 a static restart that would change the selection rebalances
+    (KAFKA-10284); CC onJoinComplete looks the assignor up by this name.)"""
+    g = t.after
+    if g.state not in (C, S) or not g.members:
+        return None
+    if g.protocol_name is None:
+        return f"{g.state.name} with members but no selected protocol"
+    for m in g.members:
+        if g.protocol_name not in m.protocol_names():
+            return f"member {m.member_id} does not support the selected protocol {g.protocol_name!r}"
+    return None
+
+
+def _fenced_items(t: Transition) -> list[tuple[str, str, int]]:
+    """(member id, instance id, index) of each request item whose group.instance.id is mapped,
+    before the step, to another member id. Not counted: a JoinGroup with an empty member id (a
+    restart), a LeaveGroup by instance id only (an administrative removal), and a member id that
+    is a pending MEMBER_ID_REQUIRED id (Kafka checks pending ids first, GC:692 / GC:424: such an
+    id is not an old id of the instance, and removing it touches no member)."""
+    g = t.before
+    items: list[tuple[str, Optional[str]]] = []
+    r = t.inp.request
+    if isinstance(r, LeaveGroupRequest):
+        items = [(m.member_id, m.group_instance_id) for m in r.members]
+    elif t.inp.kind in ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit"):
+        mid = member_id_of(t.inp)
+        if not (t.inp.kind == "JoinGroup" and mid == ""):
+            items = [(mid, instance_id_of(t.inp))]
+    out = []
+    for i, (mid, iid) in enumerate(items):
+        if iid is None or (isinstance(r, LeaveGroupRequest) and mid == ""):
+            continue
+        current = g.static_member_id(iid)
+        if current is not None and current != mid and not g.has_pending(mid):
+            out.append((mid, iid, i))
+    return out
+
+
+@transition_invariant("static-old-id-fenced")
+def static_old_id_fenced(table: Table, t: Transition) -> Optional[str]:
+    """A request carrying a group.instance.id that is mapped to another member id (a replaced
+    static member's old id, or an impostor; exceptions in _fenced_items) is never answered NONE (for a LeaveGroup: that
+    member's result), and the instance's current member stays a member, mapped to it. So two
+    live clients never hold the instance's membership at once. (KIP-345; GC:373
+    validateCurrentMember -> FENCED_INSTANCE_ID; GM:319 replaceStaticMember; AC treats
+    FENCED_INSTANCE_ID as fatal.)"""
+    fenced = _fenced_items(t)
+    if not fenced:
+        return None
+    for mid, iid, i in fenced:
+        owner = t.before.static_member_id(iid)
+        if isinstance(t.reply, LeaveGroupResponse):
+            if t.reply.error == Error.NONE and i < len(t.reply.members) and t.reply.members[i].error == Error.NONE:
+                return f"LeaveGroup of {mid!r} (instance {iid}, owned by {owner}) answered NONE"
+        elif t.reply is not None and getattr(t.reply, "error", None) == Error.NONE:
+            return f"{t.inp.kind} of {mid!r} (instance {iid}, owned by {owner}) answered NONE"
+        if t.after.state not in GONE and owner is not None and t.after.static_member_id(iid) != owner:
+            return f"{t.inp.kind} of {mid!r} displaced instance {iid}'s member {owner}"
+    return None
+
+
+@transition_invariant("parked-member-not-expired")
+def parked_member_not_expired(table: Table, t: Transition) -> Optional[str]:
+    """A member that is not new and has a JoinGroup or SyncGroup parked is not removed when its
+    session timer fires: it is waiting for the coordinator, not failing. (MM:93
+    hasSatisfiedHeartbeat, GC:1689 tryCompleteHeartbeat; AC disables the heartbeat thread's
+    session checks while a JoinGroup/SyncGroup is in flight.)"""
+    if t.inp.kind != "MemberSessionExpire" or t.inp.member_id is None:
+        return None
+    m = t.before.member(t.inp.member_id)
+    if m is None or m.is_new or (m.awaiting_join is None and m.awaiting_sync is None):
+        return None
+    if t.after.state not in GONE and not t.after.has_member(m.member_id):
+        return f"member {m.member_id}, parked in {'JoinGroup' if m.awaiting_join else 'SyncGroup'}, expired"
+    return None
+
+
+@transition_invariant("join-completes-when-all-rejoined")
+def join_completes_when_all_rejoined(table: Table, t: Transition) -> Optional[str]:
+    """When every known member has rejoined and no MEMBER_ID_REQUIRED id is pending, the join
+    phase completes in the same step, without waiting for a timer: (a) no step ends in
+    PreparingRebalance with a (non-initial) DelayedJoin armed, every member parked in JoinGroup
+    and no pending id; (b) a DelayedJoinComplete never leaves the group in PreparingRebalance.
+    The InitialDelayedJoin of an Empty group's first rebalance waits on purpose (KIP-134).
+    (GC:1527 tryCompleteJoin, GM:392 hasAllMembersJoined; DelayedJoin.tryComplete via
+    joinPurgatory.checkAndComplete after every join, leave and expiry, GC:1505/1519.)"""
+    for rid in t.rows:
+        row = table.row(rid)
+        if row.event == "DelayedJoinComplete" and _row_source(rid) == P and row.next_state is None:
+            return f"{rid} left the group in PreparingRebalance"
+    g = t.after
+    if (g.state == P and g.join_timers and g.join_timers[0].kind == JoinTimerKind.DelayedJoin
+            and g.has_all_members_joined()):
+        return (f"every member ({len(g.members)}) has rejoined and none is pending, but the join "
+                f"phase waits for its DelayedJoin")
+    return None
+
+
+@transition_invariant("completing-membership-frozen")
+def completing_membership_frozen(table: Table, t: Transition) -> Optional[str]:
+    """While a generation is CompletingRebalance its member ids are exactly those the JoinGroup
+    responses named to the leader: a step that starts and ends in CompletingRebalance at the same
+    generation does not add, remove or re-key a member (a change must start a new rebalance), so
+    the leader's assignment covers every member. (GC:1345 updateStaticMemberAndRebalance
+    rebalances in CompletingRebalance, KAFKA-9801; GC:1459, GC:1505 maybePrepareRebalance.)"""
+    b, a = t.before, t.after
+    if b.state != C or a.state != C or b.generation != a.generation:
+        return None
+    before = {m.member_id for m in b.members}
+    after = {m.member_id for m in a.members}
+    if before != after:
+        return (f"members changed within CompletingRebalance generation {a.generation}: "
+                f"-{sorted(before - after)} +{sorted(after - before)}")
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
-from model.dsl import R, Row, Table
+from model.dsl import SAME, R, Row, Table
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error
 
@@ -56,6 +56,40 @@ JOIN_ANSWERED_AND_PARKED: Final = mutate(CLASSIC_TABLE, "join-answered-and-parke
     "PreparingRebalance/JoinGroup/rejoin": {"reply": R(Error.NONE, "join-current")},
 })
 
+# -- negative controls of the client's contract (model/invariants.py, model/explore.py) --------
+FOLLOWER_SYNC_ANSWERED_EARLY: Final = mutate(CLASSIC_TABLE, "follower-sync-answered-early", {
+    "CompletingRebalance/SyncGroup/follower-waits": {
+        "reply": R(Error.NONE, "stored-assignment"), "effects": ("unpend-sync",)},
+})
+FOLLOWER_SYNC_STORES: Final = mutate(CLASSIC_TABLE, "follower-sync-stores", {
+    "CompletingRebalance/SyncGroup/follower-waits": {
+        "effects": ("park-sync", "unpend-sync", "store-assignment")},
+})
+NO_PROTOCOL_SELECTED: Final = mutate(CLASSIC_TABLE, "no-protocol-selected", {
+    rid: _without(rid, "select-protocol") for rid in NEXT_GENERATION_ROWS})
+FENCED_HEARTBEAT_ACCEPTED: Final = mutate(CLASSIC_TABLE, "fenced-heartbeat-accepted", {
+    f"{s}/Heartbeat/fenced": {"reply": R(Error.NONE, "ok")}
+    for s in ("PreparingRebalance", "CompletingRebalance", "Stable")})
+PARKED_MEMBER_EXPIRED: Final = mutate(CLASSIC_TABLE, "parked-member-expired", {
+    "PreparingRebalance/MemberSessionExpire/satisfied": {"effects": ("remove-member",)},
+    "CompletingRebalance/MemberSessionExpire/satisfied": {
+        "effects": ("remove-member", "rebalance"),
+        "next_state": CLASSIC_TABLE.row("CompletingRebalance/MemberSessionExpire/member-failed").next_state},
+})
+JOIN_WAITS_FOR_TIMER: Final = mutate(CLASSIC_TABLE, "join-waits-for-timer", {
+    "PreparingRebalance/DelayedJoinComplete/next-generation": {"next_state": SAME, "effects": ()},
+})
+STATIC_JOIN_IN_COMPLETING_KEEPS_GENERATION: Final = mutate(
+    CLASSIC_TABLE, "static-join-in-completing-keeps-generation", {
+        "CompletingRebalance/JoinGroup/static-restart": {
+            "reply": R(Error.NONE, "static-restart"), "next_state": SAME,
+            "effects": ("replace-static-member", "update-and-park-join", "unpark-join")},
+    })
+ASSIGNMENT_NEVER_PROPAGATED: Final = mutate(CLASSIC_TABLE, "assignment-never-propagated", {
+    "CompletingRebalance/SyncGroup/leader-assigns": {
+        "next_state": SAME, "effects": ("park-sync", "unpend-sync", "store-assignment")},
+})
+
 MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
     "sync-accepted-in-preparing": (SYNC_ACCEPTED_IN_PREPARING, "leader-sync-rejected-in-preparing",
                                    "the leader's SyncGroup is accepted during PreparingRebalance"),
@@ -72,4 +106,33 @@ MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
     "join-answered-and-parked": (JOIN_ANSWERED_AND_PARKED, "one-response-per-request",
                                  "a rejoin during PreparingRebalance is answered at once and also "
                                  "parked, so it is answered again when the join phase completes"),
+    "follower-sync-answered-early": (
+        FOLLOWER_SYNC_ANSWERED_EARLY, "sync-answer-is-stored-assignment",
+        "a follower's SyncGroup in CompletingRebalance is answered at once with whatever "
+        "assignment it has (stale or empty), before the leader's SyncGroup"),
+    "follower-sync-stores": (
+        FOLLOWER_SYNC_STORES, "only-leader-assigns",
+        "a follower's SyncGroup in CompletingRebalance stores its (empty) assignments as the "
+        "leader's does"),
+    "no-protocol-selected": (
+        NO_PROTOCOL_SELECTED, "selected-protocol-supported",
+        "the join phase completes without selecting a protocol"),
+    "fenced-heartbeat-accepted": (
+        FENCED_HEARTBEAT_ACCEPTED, "static-old-id-fenced",
+        "a Heartbeat from a replaced static member's old id is answered NONE"),
+    "parked-member-expired": (
+        PARKED_MEMBER_EXPIRED, "parked-member-not-expired",
+        "a member parked in JoinGroup or SyncGroup is removed when its session timer fires"),
+    "join-waits-for-timer": (
+        JOIN_WAITS_FOR_TIMER, "join-completes-when-all-rejoined",
+        "the join phase completes only when its DelayedJoin expires, even when every member "
+        "has rejoined"),
+    "static-join-in-completing-keeps-generation": (
+        STATIC_JOIN_IN_COMPLETING_KEEPS_GENERATION, "completing-membership-frozen",
+        "a static member restarting in CompletingRebalance gets a new member id without a new "
+        "rebalance, so the leader's assignment misses it (KAFKA-9801)"),
+    "assignment-never-propagated": (
+        ASSIGNMENT_NEVER_PROPAGATED, "parked-requests-answered",
+        "the leader's SyncGroup stores the assignment but no parked SyncGroup is ever answered "
+        "and the group stays CompletingRebalance"),
 }

@@ -420,3 +420,135 @@ def _one_response_per_request(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRe
     else:
         bad.append(z3.Or(own_parked, p.own_answered))  # nothing of an input that is no request
     return z3.Or(bad)
+
+
+# -------------------------------------------------------------------------- the client's contract
+# Step encodings of the client-contract properties of model/invariants.py (same names). Where the
+# symbolic state abstracts a value the property reads (assignment bytes are `asg` = non-empty;
+# protocol names are not represented), the encoding says what it proves instead.
+
+_FENCEABLE: Final = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
+_PROTOCOL_CHANGING: Final = ("add-member", "update-and-park-join", "replace-static-member")
+
+
+def _atom(name: str, g: Terms, x: Sym) -> z3.BoolRef:
+    from proofs.atoms import ATOM_ENCODINGS
+    return ATOM_ENCODINGS[name](g, x)
+
+
+def _sym_diff(a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    return union(diff(a, b), diff(b, a))
+
+
+@step_inv("sync-answer-is-stored-assignment")
+def _sync_answer_is_stored_assignment(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A SyncGroup answered NONE by the row's reply (`stored-assignment`) or by propagation
+    (`answer-syncs`) leaves the group Stable; a direct answer goes to a member of the group and
+    the request's generation is the group's. That the answer carries exactly the stored bytes is
+    the definition of both reply forms (model/replies.py, model/effects.py), which the explorer
+    checks on concrete bytes."""
+    last = p.rows[-1]
+    direct = (last.event == "SyncGroup" and last.reply.form == "stored-assignment"
+              and last.reply.error == Error.NONE)
+    propagated = any("answer-syncs" in r.effects for r in p.rows)
+    bad: list[z3.BoolRef] = []
+    if direct or propagated:
+        bad.append(z3.Not(eq(g2["st"], GSTATE[S])))
+    if direct:
+        bad += [z3.Not(known(g2, x)), x["gen"] != g2["gen"]]
+    return z3.Or(bad) if bad else z3.BoolVal(False)
+
+
+@step_inv("only-leader-assigns")
+def _only_leader_assigns(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """No member present before and after has its assignment set or cleared, unless the input is
+    the current leader's SyncGroup of the current generation in CompletingRebalance, or the group
+    ends PreparingRebalance with no member holding an assignment, or leaves the cache, or is a new
+    object. (Assignments are abstracted to non-empty / empty: a change between two non-empty
+    assignments is the explorer's to find.)"""
+    if any(r.new_incarnation for r in p.rows):
+        return z3.BoolVal(False)
+    changed = z3.Not(is_empty(inter(inter(g["mem"], g2["mem"]), _sym_diff(g["asg"], g2["asg"]))))
+    allowed: list[z3.BoolRef] = [
+        z3.And(eq(g2["st"], GSTATE[P]), is_empty(inter(g2["mem"], g2["asg"]))),
+        st_in(g2, D, M)]
+    if p.rows[0].event == "SyncGroup":
+        allowed.append(z3.And(eq(g["st"], GSTATE[C]), _atom("is-leader", g, x),
+                              _atom("generation-matches", g, x)))
+    return z3.And(changed, z3.Not(z3.Or(allowed)))
+
+
+def row_protocol_unsafe(row: Row) -> bool:
+    """selected-protocol-supported for one row (a static fact): a join phase that ends in
+    CompletingRebalance selects the protocol, and a row that changes a member's protocols and
+    leaves the group CompletingRebalance or Stable requires the selection to stay the same."""
+    if row.next_state == C and P in row.states and "select-protocol" not in row.effects:
+        return True
+    ends = {row.next_state} if row.next_state is not None else set(row.states)
+    if ends & {C, S} and any(e in row.effects for e in _PROTOCOL_CHANGING):
+        return not any(lit.atom == "selected-protocol-unchanged" and lit.positive
+                       for lit in row.guard.literals)
+    return False
+
+
+@step_inv("selected-protocol-supported")
+def _selected_protocol_supported(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """Protocol names are not in the symbolic state: proved as the inductive reason the explorer's
+    state property holds. Every path into CompletingRebalance selects the protocol over the
+    members' lists (GM:434 picks from the candidates all members support, and GM:464 admits a
+    member only if it supports a candidate: `protocols-supported`); no path that changes a
+    member's protocols leaves the group CompletingRebalance or Stable unless the selection is
+    unchanged (`selected-protocol-unchanged`)."""
+    return z3.BoolVal(any(row_protocol_unsafe(r) for r in p.rows))
+
+
+@step_inv("static-old-id-fenced")
+def _static_old_id_fenced(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A request whose instance id is mapped to another member id (excepted: a JoinGroup or
+    LeaveGroup with an empty member id, a restart or an administrative removal; a pending
+    MEMBER_ID_REQUIRED member id, which Kafka handles before fencing) is not answered NONE, and
+    the instance stays mapped to the same member unless the group leaves the cache."""
+    first, last = p.rows[0], p.rows[-1]
+    if first.event not in _FENCEABLE:
+        return z3.BoolVal(False)
+    fenced = z3.And(_atom("fenced", g, x), z3.Not(_atom("member-pending", g, x)))
+    if first.event in ("JoinGroup", "LeaveGroup"):
+        fenced = z3.And(fenced, z3.Not(x["mide"]))
+    if _static_reply_none(last):
+        return fenced
+    if not any("members" in r.modifies() for r in p.rows):
+        return z3.BoolVal(False)  # the frame keeps every member and the static map
+    owner = mget(g["smap"], x["iid"])
+    displaced = z3.And(z3.Not(st_in(g2, D, M)),
+                       z3.Not(z3.And(sel(g2["shas"], x["iid"]), mget(g2["smap"], x["iid"]) == owner)))
+    return z3.And(fenced, displaced)
+
+
+@step_inv("parked-member-not-expired")
+def _parked_member_not_expired(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A MemberSessionExpire for a member that is not new and has a JoinGroup or SyncGroup parked
+    does not remove it (unless the group leaves the cache)."""
+    if p.rows[0].event != "MemberSessionExpire":
+        return z3.BoolVal(False)
+    m = x["mid"]
+    return z3.And(known(g, x), z3.Not(sel(g["isnew"], m)), z3.Or(sel(g["aj"], m), sel(g["asy"], m)),
+                  z3.Not(sel(g2["mem"], m)), z3.Not(st_in(g2, D, M)))
+
+
+@step_inv("join-completes-when-all-rejoined")
+def _join_completes_when_all_rejoined(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A DelayedJoinComplete taken in PreparingRebalance leaves PreparingRebalance. The scheduler
+    must take it whenever its URGENT guard holds (a non-initial DelayedJoin armed, every member
+    parked in JoinGroup, nothing pending), so together this is the explorer's property: no step
+    ends with every member rejoined and the join phase still waiting for its timer."""
+    if p.rows[0].event != "DelayedJoinComplete":
+        return z3.BoolVal(False)
+    return z3.And(eq(g["st"], GSTATE[P]), eq(g2["st"], GSTATE[P]))
+
+
+@step_inv("completing-membership-frozen")
+def _completing_membership_frozen(p: Path, g: Terms, x: Sym, g2: Terms) -> z3.BoolRef:
+    """A step that starts and ends CompletingRebalance at the same generation leaves the set of
+    member ids unchanged."""
+    return z3.And(eq(g["st"], GSTATE[C]), eq(g2["st"], GSTATE[C]), g["gen"] == g2["gen"],
+                  z3.Not(is_empty(_sym_diff(g["mem"], g2["mem"]))))

@@ -1,0 +1,201 @@
+"""Historical-bug suite: real, documented group-coordinator bugs, each re-expressed as a mutant
+of Kafka 3.9's classic table.
+
+Each entry names its source (a Kafka JIRA / pull request, or an issue of a Kafka-compatible
+broker), says in one line what went wrong, and how the mutant expresses it. Where the bug cannot
+be expressed exactly by changing rows (the model's step function checks completions after every
+input, timers have no durations in the abstract mode), the entry says what the mutant
+approximates. `killed_by` is the property that `groupspec check --table
+model.historical:NAME --stop-at-first-violation` reports at `bounds` (pinned by
+tests/model/test_historical.py); None marks a bug that changes what clients see without breaking
+any safety or liveness property, with the verdict that `groupspec diff` against Kafka's table is
+expected to give (`diff_expected`).
+
+Run one: `groupspec check --table model.historical:KAFKA_9801 --members 0 --static 1
+--faults session,rebalance,crash,lost --stop-at-first-violation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Optional
+
+from model.abstract import Bounds
+from model.dsl import SAME, R, Table
+from model.mutants import NEXT_GENERATION_ROWS, NO_DELAYED_SYNC, mutate
+from model.table import CLASSIC_TABLE
+from model.vocabulary import Error, GroupState
+
+F = frozenset
+
+
+@dataclass(frozen=True)
+class HistoricalBug:
+    name: str
+    table: Table
+    source: str  # URL of the report or the fix
+    summary: str  # one line: what went wrong
+    expressed: str  # how the mutant expresses it (and what it approximates)
+    bounds: Bounds  # the exploration that kills it (small, for CI)
+    killed_by: Optional[str]  # the property reported first, None if no property can kill it
+    diff_expected: str = ""  # for killed_by None: what `groupspec diff` should report
+
+
+def _without(row_id: str, effect: str) -> dict[str, object]:
+    r = CLASSIC_TABLE.row(row_id)
+    return {"effects": tuple(e for e in r.effects if e != effect)}
+
+
+P_NAME = GroupState.PreparingRebalance.name
+CLOSED_2: Final = Bounds(dynamic=2, max_generation=2, faults=F({"session", "rebalance", "crash", "stall"}))
+STATIC_LOST: Final = Bounds(dynamic=0, static=1, max_generation=1,
+                            faults=F({"session", "rebalance", "crash", "lost"}))
+STALL_2: Final = Bounds(dynamic=2, max_generation=1, faults=F({"session", "rebalance", "stall"}))
+CRASH_1: Final = Bounds(dynamic=1, max_generation=1, faults=F({"session", "rebalance", "crash"}))
+STATIC_CRASH: Final = Bounds(dynamic=0, static=1, max_generation=1,
+                             faults=F({"session", "rebalance", "crash"}))
+
+KAFKA_12890: Final = NO_DELAYED_SYNC
+KAFKA_9801: Final = mutate(CLASSIC_TABLE, "KAFKA-9801", {
+    "CompletingRebalance/JoinGroup/static-restart": {
+        "reply": R(Error.NONE, "static-restart"), "next_state": SAME,
+        "effects": ("replace-static-member", "update-and-park-join", "unpark-join")},
+})
+KOP_380: Final = mutate(CLASSIC_TABLE, "kop-380", {
+    "PreparingRebalance/DelayedJoinComplete/next-generation": {"next_state": SAME, "effects": ()},
+    "PreparingRebalance/DelayedJoinComplete/now-empty": {"next_state": SAME, "effects": ()},
+})
+TANSU_SYNC_PAUSE: Final = mutate(CLASSIC_TABLE, "tansu-sync-pause", {
+    "CompletingRebalance/SyncGroup/follower-waits": {
+        "reply": R(Error.NONE, "stored-assignment"), "effects": ("unpend-sync",)},
+})
+REDPANDA_3300: Final = mutate(CLASSIC_TABLE, "redpanda-3300", {
+    "PreparingRebalance/MemberSessionExpire/member-failed": {"effects": ("disarm-session",)},
+})
+REDPANDA_CORE_9252: Final = mutate(CLASSIC_TABLE, "redpanda-core-9252", {
+    f"{P_NAME}/{ev}/now-empty": {"next_state": SAME, "effects": ()}
+    for ev in ("DelayedJoinExpire", "DelayedJoinComplete")})
+KAFKA_14422: Final = mutate(CLASSIC_TABLE, "KAFKA-14422", {
+    rid: _without(rid, "answer-joins") for rid in NEXT_GENERATION_ROWS})
+DEVKAFKA_SYNC: Final = mutate(CLASSIC_TABLE, "devkafka-sync", {
+    "CompletingRebalance/SyncGroup/follower-waits": {
+        "reply": R(Error.NONE, "stored-assignment"), "effects": ("unpend-sync",)},
+    "CompletingRebalance/SyncGroup/leader-assigns": {
+        "reply": R(Error.NONE, "stored-assignment"),
+        "effects": ("unpend-sync", "store-assignment", "persist-group", "answer-syncs")},
+})
+KAFKA_9752: Final = mutate(CLASSIC_TABLE, "KAFKA-9752", {
+    f"{s}/MemberSessionExpire/member-failed": {"effects": ("disarm-session",), "next_state": SAME}
+    for s in ("CompletingRebalance", "Stable")})
+KAFKA_14009: Final = mutate(CLASSIC_TABLE, "KAFKA-14009", {
+    "Stable/JoinGroup/static-restart": {
+        "effects": ("replace-static-member", "persist-group")},
+})
+KAFKA_10284_PERSIST: Final = mutate(CLASSIC_TABLE, "KAFKA-10284-persist", {
+    "Stable/JoinGroup/static-restart": _without("Stable/JoinGroup/static-restart", "persist-group"),
+})
+KAFKA_10284_PROTOCOL: Final = mutate(CLASSIC_TABLE, "KAFKA-10284-protocol", {
+    "Stable/JoinGroup/static-restart-protocol-changed": {
+        "reply": R(Error.NONE, "static-restart"), "next_state": SAME,
+        "effects": ("replace-static-member", "update-and-park-join", "persist-group", "unpark-join")},
+})
+
+HISTORICAL: Final[dict[str, HistoricalBug]] = {b.name: b for b in (
+    HistoricalBug(
+        "KAFKA_12890", KAFKA_12890, "https://issues.apache.org/jira/browse/KAFKA-12890",
+        "a member that got its JoinGroup response but never sends SyncGroup leaves the group "
+        "stuck in CompletingRebalance (no DelayedSync before the fix)",
+        "the join-phase completion rows do not arm the DelayedSync",
+        STALL_2, "quiescence-reachable"),
+    HistoricalBug(
+        "KAFKA_9801", KAFKA_9801, "https://github.com/apache/kafka/pull/8405",
+        "a static member rejoining in CompletingRebalance got a new member id without a "
+        "rebalance, so the leader's assignment (keyed by the old id) left it empty",
+        "CompletingRebalance/JoinGroup/static-restart answers at once with the current "
+        "generation and stays CompletingRebalance, as Stable does",
+        STATIC_LOST, "completing-membership-frozen"),
+    HistoricalBug(
+        "KOP_380", KOP_380, "https://github.com/streamnative/kop/pull/380",
+        "KoP's removeMemberAndUpdateGroup in PreparingRebalance did not call "
+        "joinPurgatory.checkAndComplete: the join phase waited for its timeout although every "
+        "remaining member had rejoined",
+        "approximation: the urgent DelayedJoinComplete never completes the join phase (KoP "
+        "missed the check only after a removal); only the DelayedJoin's expiry does",
+        CLOSED_2, "join-completes-when-all-rejoined"),
+    HistoricalBug(
+        "TANSU_SYNC_PAUSE", TANSU_SYNC_PAUSE, "https://github.com/nisshi-io/nisshi/issues/679",
+        "Tansu's SyncGroup handler answered a follower after a fixed pause with whatever "
+        "(possibly empty) assignment it had, instead of waiting for the leader's SyncGroup",
+        "CompletingRebalance/SyncGroup/follower-waits answers at once with the member's "
+        "current (stale or empty) assignment",
+        CLOSED_2, "sync-answer-is-stored-assignment"),
+    HistoricalBug(
+        "DEVKAFKA_SYNC", DEVKAFKA_SYNC, "https://github.com/514-labs/moosestack/pull/3885",
+        "devkafka (moosestack's Kafka-compatible dev broker): non-leader SyncGroups returned at "
+        "once with their current (empty) assignment; only the leader's SyncGroup stored "
+        "assignments and made the group Stable (found in review of the PR that added it)",
+        "followers' SyncGroups are answered at once in CompletingRebalance; the leader's is "
+        "answered directly, not parked",
+        CLOSED_2, "sync-answer-is-stored-assignment"),
+    HistoricalBug(
+        "REDPANDA_3300", REDPANDA_3300, "https://github.com/redpanda-data/redpanda/issues/3300",
+        "Redpanda: a group stuck in PreparingRebalance, disconnected members never kicked out "
+        "(session expiry did not remove them)",
+        "PreparingRebalance/MemberSessionExpire/member-failed only disarms the timer. The model "
+        "does not get stuck: the DelayedJoin's expiry removes a dynamic absentee, and a crashed "
+        "static client restarts; the bug's own trigger (an exception while updating a member) "
+        "is not a table behaviour",
+        STATIC_CRASH, None,
+        diff_expected="differs: when a crashed member's session timer fires in "
+                      "PreparingRebalance, Kafka removes it and completes the join phase (the "
+                      "others' parked JoinGroups are answered); the mutant answers nothing until "
+                      "the DelayedJoin fires"),
+    HistoricalBug(
+        "REDPANDA_CORE_9252", REDPANDA_CORE_9252, "https://github.com/redpanda-data/redpanda/pull/25270",
+        "Redpanda: when the last member of a group expired while pending members remained, the "
+        "join timer's callback threw and the group never moved to Empty",
+        "the join-phase-end rows that would make the group Empty keep it in PreparingRebalance",
+        CLOSED_2, "join-completes-when-all-rejoined"),
+    HistoricalBug(
+        "KAFKA_14422", KAFKA_14422, "https://github.com/apache/kafka/pull/12909",
+        "the JoinGroup response to an old-version leader failed to serialize, so the leader's "
+        "JoinGroup was never answered and, being parked, the member was never expired",
+        "approximation: the join phase completes without answering any parked JoinGroup",
+        CLOSED_2, "awaiting-join-only-in-preparing"),
+    HistoricalBug(
+        "KAFKA_9752", KAFKA_9752, "https://github.com/apache/kafka/pull/8339",
+        "after a rebalance completed, the heartbeat expiration of a member was never satisfied "
+        "or expired correctly, leaving a departed member in the group",
+        "approximation: session expiry in CompletingRebalance/Stable does nothing (a crashed "
+        "member stays a member of a Stable group)",
+        CRASH_1, None,
+        diff_expected="differs: after a member's session expires Kafka answers the others' "
+                      "Heartbeat REBALANCE_IN_PROGRESS; the mutant answers NONE"),
+    HistoricalBug(
+        "KAFKA_14009", KAFKA_14009, "https://github.com/apache/kafka/pull/12308",
+        "a static member rejoining a Stable group kept its old rebalance timeout (and protocol "
+        "metadata): the update was not applied to the member",
+        "Stable/JoinGroup/static-restart replaces the member id and persists but does not "
+        "update the member's protocols and timeouts",
+        STATIC_LOST, None,
+        diff_expected="differs when the restart changes metadata: the leader's next JoinGroup "
+                      "response lists the member's old metadata"),
+    HistoricalBug(
+        "KAFKA_10284_PERSIST", KAFKA_10284_PERSIST, "https://github.com/apache/kafka/pull/9270",
+        "a static member's rejoin in Stable (new member id) was not persisted, so after a "
+        "coordinator failover the group resumed with the old member id",
+        "Stable/JoinGroup/static-restart without persist-group",
+        STATIC_LOST, None,
+        diff_expected="differs after an unload and load: the restarted client's requests are "
+                      "answered UNKNOWN_MEMBER_ID/FENCED_INSTANCE_ID instead of NONE (needs the "
+                      "unload fault in the diff bounds)"),
+    HistoricalBug(
+        "KAFKA_10284_PROTOCOL", KAFKA_10284_PROTOCOL, "https://github.com/apache/kafka/pull/9270",
+        "a static member restarting in Stable with a protocol list that changes the group's "
+        "selected protocol was handled as a plain restart (no rebalance), leaving the group's "
+        "protocol inconsistent with its members; the KAFKA-10284 fix rebalances in that case",
+        "Stable/JoinGroup/static-restart-protocol-changed answers at once and stays Stable",
+        Bounds(static=1, dynamic=0, max_generation=1, mode="open", max_ids_per_client=1,
+               faults=F({"session", "rebalance"})),
+        "selected-protocol-supported"),
+)}
