@@ -84,7 +84,7 @@ def cmd_check(argv: Sequence[str]) -> int:
                    help="the broker's group.max.size (default unlimited)")
     p.add_argument("--no-symmetry", action="store_true", help="turn member-symmetry reduction off")
     p.add_argument("--no-liveness", action="store_true",
-                   help=f"skip the path properties ({', '.join(sorted(PATH_PROPERTIES))})")
+                   help=f"skip the liveness and path properties ({', '.join(sorted(PATH_PROPERTIES))})")
     p.add_argument("--invariant", action="append", default=None, metavar="NAME",
                    help="check only these invariants (repeatable)")
     p.add_argument("--max-states", type=int, default=None, metavar="N",
