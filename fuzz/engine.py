@@ -276,6 +276,8 @@ class _Sequence:
     async def drain(self, seconds: float) -> None:
         end = time.monotonic() + seconds
         while self.open and time.monotonic() < end and self.judging:
+            if self.judge.quiescent(self.ms()):
+                break  # nothing can answer what is still open: the model says it stays parked
             await asyncio.sleep(0.1)
         if self.judging:
             self._finish(self.judge.silence(self.ms()))

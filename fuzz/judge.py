@@ -124,8 +124,10 @@ class Finding:
     at_ms: int
     shape: str
 
+    primary: str = ""  # the row that decided the request in most hypotheses
+
     def class_key(self) -> str:
-        return f"{self.api}|{','.join(self.rows)}|{self.shape}"
+        return f"{self.api}|{self.primary}|{self.shape}"
 
 
 class GroupJudge:
@@ -213,6 +215,12 @@ class GroupJudge:
         """Whether some hypothesis has not answered `number` yet (the driver may move on)."""
         self._flush(at_ms)
         return any(number not in h.produced for h in self.hyps)
+
+    def quiescent(self, at_ms: int) -> bool:
+        """No hypothesis has an answer still to come or a timer armed: nothing more will happen."""
+        self._flush(at_ms)
+        return all(not armed_timers(h.group) and all(
+            n in h.answered or v[0] is None for n, v in h.produced.items()) for h in self.hyps)
 
     def covered_rows(self) -> frozenset[str]:
         """Rows fired in every hypothesis still standing (what the target was seen to do)."""
@@ -311,8 +319,12 @@ class GroupJudge:
                  actual: Union[m.Response, str], at_ms: int) -> Finding:
         rows: set[str] = set()
         shown: list[dict[str, Any]] = []
+        votes: dict[str, int] = {}
         for h in hyps:
-            rows.update(h.req_rows.get(s.number, ()))
+            own = h.req_rows.get(s.number, ())
+            if own:
+                votes[own[0]] = votes.get(own[0], 0) + 1
+            rows.update(own)
             made = h.produced.get(s.number)
             if made is not None:
                 rows.update(made[2])
@@ -330,7 +342,8 @@ class GroupJudge:
             actual if isinstance(actual, str) else render(s.api, s.version, actual, {}))
         return Finding(s.number, s.api.name, s.version, self.states_before.get(s.number, ()),
                        tuple(sorted(rows)), tuple(shown), actual_view, at_ms,
-                       shape(shown, actual_view))
+                       shape(shown, actual_view),
+                       max(sorted(votes), key=lambda r: votes[r]) if votes else "")
 
 
 # -------------------------------------------------------------------- requests and responses
