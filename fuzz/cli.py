@@ -143,12 +143,15 @@ class Fuzzer:
         self.shrinks: list[asyncio.Task[None]] = []
         self.broker = Broker(host, port, allow_remote=args.allow_remote)
         self.shrink_ids = 0
+        self.shrink_stop = float("inf")
 
     async def run(self) -> None:
         await self.broker.start()
         gen = Generator(self.args.seed, self.config, self.timing, self.broker.versions,
                         commits=not self.args.no_commits)
         deadline = self.stats.started + self.args.minutes * 60
+        # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
+        self.shrink_stop = deadline + max(30.0, self.args.minutes * 6)
         index = 0
         progress = asyncio.get_running_loop().create_task(self._progress())
         try:
@@ -212,7 +215,7 @@ class Fuzzer:
             self.stats.requests += res.requests
             return res
 
-        minimal, best, runs = await shrink(rec.actions, rec.key, run)
+        minimal, best, runs = await shrink(rec.actions, rec.key, run, stop_at=self.shrink_stop)
         rec.shrink_runs = runs
         if best is None:  # did not reproduce: keep the original run as the scenario
             best = original

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from typing import Any, Awaitable, Callable, Optional
 
 from model import messages as m
@@ -28,8 +29,8 @@ from fuzz.judge import NO_RESPONSE, Finding
 Runner = Callable[[list[Action]], Awaitable[SequenceResult]]
 
 
-async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int = 80
-                 ) -> tuple[list[Action], Optional[SequenceResult], int]:
+async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int = 80,
+                 stop_at: float = float("inf")) -> tuple[list[Action], Optional[SequenceResult], int]:
     """The smallest action list found that still shows a finding of class `key`, the run that
     showed it, and how many runs it took."""
     runs = 0
@@ -55,7 +56,7 @@ async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int 
         if got is not None:
             cur, best = got
     n = 2
-    while len(cur) >= 2 and runs < max_runs:
+    while len(cur) >= 2 and runs < max_runs and time.monotonic() < stop_at:
         size = max(1, len(cur) // n)
         chunks = [cur[i:i + size] for i in range(0, len(cur), size)]
         complements = [[a for j, ch in enumerate(chunks) if j != i for a in ch]
@@ -70,7 +71,7 @@ async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int 
         n = min(len(cur), 2 * n)
     # timing: shorter waits
     for i, a in enumerate(list(cur)):
-        if runs >= max_runs:
+        if runs >= max_runs or time.monotonic() >= stop_at:
             break
         if isinstance(a, Wait) and a.ms > 0:
             cand = cur[:i] + [Wait(ms=0)] + cur[i + 1:]
