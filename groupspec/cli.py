@@ -204,13 +204,14 @@ def _prove(argv: list[str]) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay,soak,fuzz} ...\n"
+    usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay,soak,serve,fuzz} ...\n"
              "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
              "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
              "  groupspec scenario run FILE... --target T        run scenario files\n"
              "  groupspec traces generate --groups N --out DIR   make traces with the reference\n"
              "  groupspec replay --input PATH... --output DIR     check traces/logs on Spark\n"
              "  groupspec soak --minutes M [--out DIR] [--seed S] reference vs model, long run\n"
+             "  groupspec serve [--port N] [--config K=V] [--bug B] the reference as a Kafka broker\n"
              "  groupspec fuzz --target T [--minutes M] [--report DIR]  fuzz a broker's coordinator\n"
              )
     try:
@@ -236,6 +237,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if cmd == "replay":
             from traces.cli import replay_main
             return int(replay_main(rest))
+        if cmd == "serve":
+            from server.run import serve_main
+            return int(serve_main(rest))
         if cmd == "fuzz":
             from fuzz.cli import fuzz_main
             return int(fuzz_main(rest))

@@ -132,6 +132,12 @@ class ReferenceCoordinator:
     def now_ms(self) -> int:
         return self._clock.now_ms()
 
+    def next_deadline_ms(self) -> Optional[int]:
+        """The earliest armed timer's deadline: `advance` past it fires it (None: nothing armed).
+
+        Used by a driver on a real clock (server/) to wake up exactly when a timer is due."""
+        return self._purgatory.next_deadline_ms()
+
     def advance(self, ms: int) -> None:
         with self._operation():
             self._clock.advance(ms)

@@ -128,6 +128,12 @@ class Purgatory:
             for key in op.keys:
                 self._purge(key)
 
+    def next_deadline_ms(self) -> Optional[int]:
+        """The earliest deadline of a live operation (it fires once the clock is past it), or None."""
+        while self._timers and self._timers[0][2].completed:
+            heapq.heappop(self._timers)
+        return self._timers[0][0] if self._timers else None
+
     def watched(self, key: Key) -> int:
         """Number of live operations watched under `key` (tests and invariants)."""
         return sum(1 for op in self._watchers.get(key, ()) if not op.completed)
