@@ -6,7 +6,6 @@ Layout (lower modules never import higher ones):
 - `client`   asyncio Kafka connections: ApiVersions, FindCoordinator, pipelined requests
 - `judge`    the set of model states consistent with what a target did to one group
 - `engine`   sequences drawn from the model (coverage-guided) and played against a target
-- `inproc`   the reference coordinator behind a loopback socket (`--target reference`)
 - `shrink`   delta debugging of a diverging sequence, classes, scenario files
 - `report`   the JSON and Markdown report
 - `cli`      `groupspec fuzz`

@@ -1,6 +1,6 @@
 """`groupspec fuzz`: model-drawn request sequences against a broker, judged, shrunk, classified.
 
-    groupspec fuzz --target tansu|reference|kafka://HOST:PORT|kafka-3.9 [--minutes M]
+    groupspec fuzz --target tansu|serve|kafka://HOST:PORT|kafka-3.9 [--minutes M]
                    [--max-requests N] [--seed S] [--parallel P] [--report DIR] [--bug NAME]
                    [--config KEY=VALUE ...] [--allow-remote] [--no-shrink] [--no-commits]
 
@@ -60,13 +60,14 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> _Parser:
     p = _Parser(prog="groupspec fuzz", description=__doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("--target", required=True,
-                   help="tansu, reference (in-process), kafka://HOST:PORT, or kafka-3.9")
+                   help="tansu (started for the run), serve (groupspec serve in this process), "
+                        "kafka://HOST:PORT, or kafka-3.9")
     p.add_argument("--minutes", type=float, default=1.0)
     p.add_argument("--max-requests", type=int, default=1_000_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--parallel", type=int, default=64, help="groups fuzzed at once")
     p.add_argument("--report", default=None, metavar="DIR")
-    p.add_argument("--bug", action="append", default=[], help="seeded bug (--target reference)")
+    p.add_argument("--bug", action="append", default=[], help="seeded bug of --target serve")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="the target's group.* settings (default: " +
                         ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIG.items()) + ")")
@@ -309,17 +310,16 @@ def write_report(directory: str, doc: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[tuple[str, int]]:
-    if bugs and spec != "reference":
-        raise UsageError("groupspec fuzz: --bug needs --target reference (or `groupspec serve --bug`)")
-    if spec == "reference":
+    if bugs and spec not in ("reference", "serve"):
+        raise UsageError("groupspec fuzz: --bug needs --target serve (or run `groupspec serve --bug`)")
+    if spec in ("reference", "serve"):
         from reference.bugs import BUGS
-
-        from fuzz.inproc import ReferenceBroker
+        from server.run import start_in_thread
         unknown = sorted(set(bugs) - set(BUGS))
         if unknown:
             raise UsageError(f"groupspec fuzz: unknown --bug {unknown}; known: {', '.join(sorted(BUGS))}")
-        with ReferenceBroker(config, frozenset(bugs)) as rb:
-            yield "127.0.0.1", rb.port
+        with start_in_thread(config, frozenset(bugs)) as handle:
+            yield "127.0.0.1", handle.port
     elif spec == "tansu":
         from wire.tansu import TansuBroker
         with TansuBroker() as tb:
