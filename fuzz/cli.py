@@ -22,7 +22,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from model.coordinator_api import CoordinatorConfig
 from model.table import CLASSIC_TABLE
@@ -34,6 +34,7 @@ from fuzz.engine import Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
+COVERAGE_LAG = 4
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 _CONFIG_KEYS = {
@@ -145,6 +146,8 @@ class Fuzzer:
         self.broker = Broker(host, port, allow_remote=args.allow_remote)
         self.shrink_ids = 0
         self.shrink_stop = float("inf")
+        self.covered_by: dict[int, frozenset[str]] = {}
+        self.durations: list[float] = []
 
     async def run(self) -> None:
         await self.broker.start()
@@ -153,29 +156,49 @@ class Fuzzer:
         deadline = self.stats.started + self.args.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
         self.shrink_stop = deadline + max(30.0, self.args.minutes * 6)
-        index = 0
         progress = asyncio.get_running_loop().create_task(self._progress())
+        p = self.args.parallel
+        running: dict[int, asyncio.Task[None]] = {}
+        index = 0
         try:
             while time.monotonic() < deadline and self.stats.requests < self.args.max_requests:
-                # one epoch: `parallel` sequences generated from the coverage so far, run together
-                covered = frozenset(self.stats.rows)
-                batch = []
-                for _ in range(self.args.parallel):
-                    actions = gen.sequence(index, covered)
-                    batch.append(self._one(index, actions))
-                    index += 1
-                self.stats.running = len(batch)
-                await asyncio.gather(*batch)
-                self.stats.running = 0
-                if self.stats.sequences and self.stats.errors == self.stats.sequences:
+                # Sequence i (of window w = i // p) is drawn from the coverage of every sequence
+                # before window w - LAG: a pure function of the seed and those sequences, so a
+                # seeded run generates the same requests however the target's timing interleaves
+                # them, while the pool of `p` groups stays full (a slow sequence holds the pool
+                # back only when it outlasts LAG windows).
+                done_before = max(0, (index // p - COVERAGE_LAG) * p)
+                while (len(running) >= p or any(i < done_before for i in running)) and \
+                        time.monotonic() < deadline:
+                    await asyncio.wait(list(running.values()), timeout=max(0.01, deadline - time.monotonic()),
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    for i in [i for i, t in running.items() if t.done()]:
+                        running.pop(i).result()
+                if time.monotonic() >= deadline:
                     break
+                covered: set[str] = set()
+                for i in range(done_before):
+                    covered |= self.covered_by.get(i, frozenset())
+                actions = gen.stream(index, frozenset(covered))
+                running[index] = asyncio.get_running_loop().create_task(self._one(index, actions))
+                index += 1
+                self.stats.running = len(running)
+                if self.stats.sequences >= 8 and self.stats.errors == self.stats.sequences:
+                    break
+            if running:
+                await asyncio.wait(list(running.values()))
+                for t in running.values():
+                    t.result()
+            self.stats.running = 0
             if self.shrinks:
                 await asyncio.gather(*self.shrinks)
         finally:
+            for t in running.values():
+                t.cancel()
             progress.cancel()
             self.broker.close()
 
-    async def _one(self, index: int, actions: list[Action]) -> None:
+    async def _one(self, index: int, actions: Iterable[Action]) -> None:
         gid = f"{self.prefix}{index}"
         r = await run_sequence(self.broker, gid, index, actions, self.settings)
         self._account(r)
@@ -183,6 +206,8 @@ class Fuzzer:
             self._classify(r)
 
     def _account(self, r: SequenceResult) -> None:
+        self.durations.append(r.seconds)
+        self.covered_by[r.index] = r.covered
         self.stats.requests += r.requests
         self.stats.sequences += 1
         self.stats.rows |= r.covered
@@ -276,8 +301,16 @@ class Fuzzer:
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
             "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
             "findings": s.findings, "classes": classes,
+            "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
         }
+
+
+def _percentiles(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {}
+    ys = sorted(xs)
+    return {f"p{q}": round(ys[min(len(ys) - 1, int(len(ys) * q / 100))], 2) for q in (10, 50, 90, 99)}
 
 
 def markdown(doc: dict[str, Any]) -> str:

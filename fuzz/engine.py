@@ -19,7 +19,7 @@ import itertools
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 from model import messages as m
 from model.concrete import ModelCoordinator
@@ -50,6 +50,9 @@ def encodable(request: m.Request, version: int, versions: Versions) -> Optional[
 
 
 def action_rng(seed: str, index: int) -> random.Random:
+    """The generator that picks API versions for action `index` (string seeds hash slowly)."""
+    if seed.lstrip("-").isdigit():
+        return random.Random(int(seed) * 7919 + index)
     return random.Random(f"{seed}/{index}")
 
 
@@ -71,11 +74,9 @@ class Simulation:
         if isinstance(action, Wait):
             self.model.advance(self.timing.waits_ms[action.ms])
             return
-        for request, version in resolve(action, self.k, self.timing, self.versions, rng):
-            enc = encodable(request, version, self.versions)
-            if enc is None:
-                continue
-            decoded = enc[2]
+        for decoded, version in resolve(action, self.k, self.timing, self.versions, rng):
+            # (no wire round trip here: `resolve` already sets the version-dependent JoinGroup
+            # flags, and the simulation only steers the choice of actions)
 
             def learn(response: m.Response, req: m.Request = decoded) -> None:
                 self.k.learn(req, response)
@@ -106,17 +107,24 @@ class Generator:
         self.min_len, self.max_len = min_len, max_len
 
     def sequence(self, index: int, covered: frozenset[str]) -> list[Action]:
-        rng = random.Random(f"{self.seed}:{index}")
+        return list(self.stream(index, covered))
+
+    def stream(self, index: int, covered: frozenset[str]) -> Iterator[Action]:
+        """Sequence `index`, action by action (computed only as far as it is consumed: a run
+        that diverges early does not pay for the rest)."""
+        rng = random.Random(self.seed * 1_000_003 + index)
         sim = Simulation("g", self.config, self.timing, self.versions)
-        actions: list[Action] = []
+        n = 0
         # a scripted start half of the time, so deep states are reached in few actions
         if rng.random() < 0.5:
-            members = rng.randint(1, 3)
-            for _ in range(members):
-                actions += [Join(inst=rng.choice((0, 0, 2, 3))), Join(who=3 + rng.randrange(4))]
-            actions += [Everyone(what=0), Everyone(what=1)]
-            for i, a in enumerate(actions):
-                sim.do(a, action_rng(str(self.seed), i))
+            start: list[Action] = []
+            for _ in range(rng.randint(1, 3)):
+                start += [Join(inst=rng.choice((0, 0, 2, 3))), Join(who=3 + rng.randrange(4))]
+            start += [Everyone(what=0), Everyone(what=1)]
+            for a in start:
+                sim.do(a, action_rng(str(self.seed), n))
+                n += 1
+                yield a
         for _ in range(rng.randint(self.min_len, self.max_len)):
             best: Optional[Action] = None
             best_score = -1
@@ -124,16 +132,16 @@ class Generator:
                 a = random_action(rng, self.commits)
                 snap = sim.snapshot()
                 before = set(sim.rows)
-                sim.do(a, action_rng(str(self.seed), len(actions)))
+                sim.do(a, action_rng(str(self.seed), n))
                 new = sim.rows - before
                 score = 2 * len(new - covered) + len(new)
                 sim.restore(snap)
                 if score > best_score:
                     best, best_score = a, score
             assert best is not None
-            sim.do(best, action_rng(str(self.seed), len(actions)))
-            actions.append(best)
-        return actions
+            sim.do(best, action_rng(str(self.seed), n))
+            n += 1
+            yield best
 
 
 # ------------------------------------------------------------------------------ against a target
@@ -180,8 +188,10 @@ class RunSettings:
 
 
 class _Sequence:
-    def __init__(self, broker: Broker, group_id: str, s: RunSettings, result: SequenceResult) -> None:
+    def __init__(self, broker: Broker, group_id: str, s: RunSettings, result: SequenceResult,
+                 source: Iterable[Action]) -> None:
         self.broker, self.group_id, self.s, self.r = broker, group_id, s, result
+        self.source = source
         self.judge = GroupJudge(group_id, s.config, s.tolerance)
         self.k = Knowledge(group_id)
         self.t0 = time.monotonic()
@@ -284,7 +294,8 @@ class _Sequence:
 
     async def run(self) -> None:
         versions = self.broker.versions
-        for i, action in enumerate(self.r.actions):
+        for i, action in enumerate(self.source):
+            self.r.actions.append(action)
             self.action_index = i
             if not self.judging:
                 break
@@ -315,11 +326,11 @@ class _Sequence:
             c.close()
 
 
-async def run_sequence(broker: Broker, group_id: str, index: int, actions: list[Action],
+async def run_sequence(broker: Broker, group_id: str, index: int, actions: Iterable[Action],
                        s: RunSettings) -> SequenceResult:
     """Play `actions` on group `group_id` of the target and judge every answer."""
-    result = SequenceResult(index, group_id, list(actions))
-    seq = _Sequence(broker, group_id, s, result)
+    result = SequenceResult(index, group_id, [])  # the actions consumed, filled by run
+    seq = _Sequence(broker, group_id, s, result, actions)
     start = time.monotonic()
     try:
         await seq.run()
