@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -347,12 +348,29 @@ def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[t
         raise UsageError("groupspec fuzz: --bug needs --target serve (or run `groupspec serve --bug`)")
     if spec in ("reference", "serve"):
         from reference.bugs import BUGS
-        from server.run import start_in_thread
         unknown = sorted(set(bugs) - set(BUGS))
         if unknown:
             raise UsageError(f"groupspec fuzz: unknown --bug {unknown}; known: {', '.join(sorted(BUGS))}")
-        with start_in_thread(config, frozenset(bugs)) as handle:
-            yield "127.0.0.1", handle.port
+        # `groupspec serve` in its own process (its timers must not wait for this one's GIL)
+        cmd = [sys.executable, "-m", "groupspec.cli", "serve", "--port", "0"]
+        for k, v in _CONFIG_KEYS.items():
+            cmd += ["--config", f"{k}={getattr(config, v)}"]
+        for b in bugs:
+            cmd += ["--bug", b]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if not line.startswith("groupspec serve: listening on "):
+                raise WireError(f"groupspec serve did not start: {line.strip() or proc.wait(10)}")
+            host, _, port = line.rsplit(" ", 1)[1].strip().rpartition(":")
+            yield host, int(port)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     elif spec == "tansu":
         from wire.tansu import TansuBroker
         with TansuBroker() as tb:

@@ -176,12 +176,28 @@ class SequenceResult:
     error: Optional[str] = None  # the target could not be driven (connection refused, ...)
 
 
+class Latency:
+    """Recent response latency of the target (EWMA), shared by a run's groups: the park window (how
+    long a request may take before the next one of its group is sent) grows with it, so that a
+    loaded target still reads the requests of a group in the order they were sent."""
+
+    def __init__(self, floor_s: float = 0.25, cap_s: float = 1.0) -> None:
+        self.ewma_s = 0.0
+        self.floor_s, self.cap_s = floor_s, cap_s
+
+    def observe(self, seconds: float) -> None:
+        self.ewma_s = 0.9 * self.ewma_s + 0.1 * seconds
+
+    def park_window_s(self) -> float:
+        return min(self.cap_s, max(self.floor_s, 4 * self.ewma_s))
+
+
 @dataclass(frozen=True, slots=True)
 class RunSettings:
     config: CoordinatorConfig
     timing: Timing
     tolerance: Tolerance = Tolerance()
-    park_window_s: float = 0.25
+    latency: Latency = field(default_factory=Latency)
     request_timeout_s: float = 10.0
     cleanup: bool = True
     seed: str = "0"
@@ -265,13 +281,16 @@ class _Sequence:
             on_answer(Received(time.monotonic(), None, str(exc)))
             return
         try:
-            await asyncio.wait_for(asyncio.shield(fut), self.s.park_window_s)
+            sent_at = time.monotonic()
+            await asyncio.wait_for(asyncio.shield(fut), self.s.latency.park_window_s())
+            self.s.latency.observe(time.monotonic() - sent_at)
             return
         except asyncio.TimeoutError:
             pass
         if not judged or not self.judging or self.judge.may_be_parked(n, self.ms()):
             return
-        bound = self.s.tolerance.response_bound_ms / 1000.0 + self.s.tolerance.late_ms / 1000.0
+        tol = self.s.tolerance
+        bound = (tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0
         try:
             await asyncio.wait_for(asyncio.shield(fut), bound)
         except asyncio.TimeoutError:
@@ -313,7 +332,7 @@ class _Sequence:
             await self.request(m.LeaveGroupRequest(self.group_id, tuple(
                 m.MemberIdentity(x, self.k.instance_of.get(x)) for x in self.k.ids)), 99)
         tol = self.s.tolerance
-        await self.drain((tol.response_bound_ms + tol.late_ms) / 1000.0)
+        await self.drain((tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0)
 
     async def cleanup(self) -> None:
         self.judging = False

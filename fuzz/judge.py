@@ -18,10 +18,12 @@ loaded machine, possibly much later. At an observation at time `T`:
 Timers fire in deadline order, except that timers within `reorder_ms` of each other (armed by
 different requests whose processing moments we only bound) may fire in either order.
 
-Requests. A request is applied to the hypotheses lazily, at the next observation: it was processed
-by the target somewhere between its send and that observation (its response, or the send of the
-next request of the group, which the driver holds back until the previous one is answered or has
-had `park_window` to arrive). Kafka's choices branch through `model.step.step_all`.
+Requests. A request was processed by the target at some moment between its send and its answer,
+and within `process_ms` of its send; it may even be processed after a request of the same group
+sent up to `overtake_ms` later on another connection (a parked JoinGroup's connection and a
+heartbeat's, read in either order by a loaded broker). Each hypothesis keeps the requests it has
+not processed yet, and every admissible order branches, with timers firing in between. Kafka's
+choices branch through `model.step.step_all`.
 
 Responses. A response must equal one the hypothesis produced, field by field as far as the API
 version carries the field; member ids are compared through a per-hypothesis bijection between the
@@ -78,6 +80,8 @@ class Tolerance:
     response_bound_ms: int = 5000
     max_hypotheses: int = 400
     max_firings: int = 4000  # timer firings explored per observation
+    overtake_ms: int = 1000  # a request may be processed after one sent up to this much later
+    process_ms: int = 2000  # every request has been processed this long after it was sent
 
 
 @dataclass(slots=True)
@@ -87,18 +91,21 @@ class Hyp:
     skew: int
     to_model: dict[str, str]
     to_target: dict[str, str]
-    produced: dict[int, tuple[Union[m.Response, None], int, tuple[str, ...]]]  # None = superseded
+    # request number -> (answer or None = superseded, latest moment the target made it, rows)
+    produced: dict[int, tuple[Union[m.Response, None], int, tuple[str, ...]]]
     req_rows: dict[int, tuple[str, ...]]
     answered: frozenset[int]
     fired: frozenset[str]
+    pending: tuple["Sent", ...] = ()  # sent, not yet processed in this hypothesis (send order)
 
     def copy(self) -> "Hyp":
         return Hyp(self.group, self.now, self.skew, dict(self.to_model), dict(self.to_target),
-                   dict(self.produced), dict(self.req_rows), self.answered, self.fired)
+                   dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending)
 
     def key(self) -> tuple[object, ...]:
         return (self.group, frozenset(self.to_model.items()),
-                frozenset((k, v[0]) for k, v in self.produced.items()), self.answered)
+                frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
+                tuple(p.number for p in self.pending))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +147,6 @@ class GroupJudge:
         self.mode = IdMode()
         self.hyps: list[Hyp] = [Hyp(Group(group_id=group_id), 0, 0, {}, {}, {}, {}, frozenset(),
                                     frozenset())]
-        self.unapplied: list[Sent] = []
         self.sent: dict[int, Sent] = {}
         self.states_before: dict[int, tuple[str, ...]] = {}
         self.max_latency_ms = 0
@@ -149,11 +155,11 @@ class GroupJudge:
     # ---------------------------------------------------------------- observations
 
     def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int) -> None:
-        """Request `number` went out at `at_ms`; earlier requests were processed before now."""
-        self._flush(at_ms)
+        """Request `number` went out at `at_ms` (processed by the target at some later moment)."""
         s = Sent(number, api, version, request, at_ms)
         self.sent[number] = s
-        self.unapplied.append(s)
+        for h in self.hyps:
+            h.pending = h.pending + (s,)
 
     def receive(self, number: int, at_ms: int, actual: Union[m.Response, str]) -> Optional[Finding]:
         """The target answered request `number` at `at_ms` (`actual` a string: no usable answer)."""
@@ -161,12 +167,14 @@ class GroupJudge:
             return self.finding
         s = self.sent[number]
         self.max_latency_ms = max(self.max_latency_ms, at_ms - s.at_ms)
-        self._flush(at_ms)
         before = self.hyps
         survivors: list[Hyp] = []
         expected: list[tuple[Hyp, Union[m.Response, None]]] = []
         for h in before:
-            branches = [h] if number in h.produced else self._expand(h, at_ms)
+            if number in h.produced:
+                branches = [h]
+            else:
+                branches = [e for b in self._settle(h, at_ms, must=number) for e in self._expand(b, at_ms)]
             for b in branches:
                 made = b.produced.get(number)
                 if made is None:
@@ -190,14 +198,13 @@ class GroupJudge:
         made an answer more than `response_bound_ms` ago; none left is a no-response finding."""
         if self.finding is not None:
             return self.finding
-        self._flush(at_ms)
         survivors: list[Hyp] = []
         overdue: dict[int, list[tuple[Hyp, Union[m.Response, None]]]] = {}
         for h in self.hyps:
-            for b in self._expand(h, at_ms):
-                late = [n for n, (resp, made_at, _) in b.produced.items()
+            for b in (e for x in self._settle(h, at_ms) for e in self._expand(x, at_ms)):
+                late = [n for n, (resp, latest, _) in b.produced.items()
                         if resp is not None and n not in b.answered
-                        and made_at < at_ms - self.tol.response_bound_ms - b.skew]
+                        and latest < at_ms - self.tol.response_bound_ms]
                 if late:
                     for n in late:
                         overdue.setdefault(n, []).append((b, b.produced[n][0]))
@@ -212,14 +219,14 @@ class GroupJudge:
         return self.finding
 
     def may_be_parked(self, number: int, at_ms: int) -> bool:
-        """Whether some hypothesis has not answered `number` yet (the driver may move on)."""
-        self._flush(at_ms)
-        return any(number not in h.produced for h in self.hyps)
+        """Whether, once every request sent so far is processed, some hypothesis has not answered
+        `number` (the driver may then move on without waiting for it)."""
+        return any(number not in b.produced
+                   for h in self.hyps for b in self._settle(h, at_ms, everything=True))
 
     def quiescent(self, at_ms: int) -> bool:
-        """No hypothesis has an answer still to come or a timer armed: nothing more will happen."""
-        self._flush(at_ms)
-        return all(not armed_timers(h.group) and all(
+        """No hypothesis has a request to process, an answer still to come or a timer armed."""
+        return all(not h.pending and not armed_timers(h.group) and all(
             n in h.answered or v[0] is None for n, v in h.produced.items()) for h in self.hyps)
 
     def covered_rows(self) -> frozenset[str]:
@@ -233,18 +240,40 @@ class GroupJudge:
 
     # ---------------------------------------------------------------- internals
 
-    def _flush(self, at_ms: int) -> None:
-        while self.unapplied:
-            s = self.unapplied.pop(0)
-            bound = self.unapplied[0].at_ms if self.unapplied else at_ms
-            out: list[Hyp] = []
-            states: set[str] = set()
-            for h in self.hyps:
-                for b in self._expand(h, bound, must_before=s.at_ms):
-                    states.add(b.group.state.name)
-                    out.extend(self._apply(b, s))
-            self.states_before[s.number] = tuple(sorted(states))
-            self.hyps = self._dedupe(out)
+    def _settle(self, h: Hyp, at_ms: int, must: int = -1, everything: bool = False) -> list[Hyp]:
+        """Every way the target may have processed the pending requests of `h` by `at_ms`: each
+        request that must have been processed (`must`, those sent `process_ms` ago, all of them
+        with `everything`) is applied; the others may be; a request may be processed before an
+        earlier one sent at most `overtake_ms` before it; timers fire in between."""
+        def required(x: Sent) -> bool:
+            return everything or x.number == must or x.at_ms < at_ms - self.tol.process_ms
+
+        out: list[Hyp] = []
+        stack = [h]
+        while stack:
+            x = stack.pop()
+            if not any(required(p) for p in x.pending):
+                out.append(x)
+            if not x.pending:
+                continue
+            first = x.pending[0].at_ms
+            for i, p in enumerate(x.pending):
+                if p.at_ms - first > self.tol.overtake_ms:
+                    break
+                rest = x.pending[:i] + x.pending[i + 1:]
+                if any(required(q) and q.at_ms < p.at_ms - self.tol.overtake_ms for q in rest):
+                    continue
+                states = self.states_before.setdefault(p.number, ())
+                until = min(at_ms, p.at_ms + self.tol.process_ms)  # p was processed by then
+                for b in self._expand(x, until, must_before=p.at_ms):
+                    if b.group.state.name not in states:
+                        states = self.states_before[p.number] = tuple(sorted({*states, b.group.state.name}))
+                    b = b.copy()
+                    b.pending = rest
+                    stack.extend(self._apply(b, p))
+            if len(stack) + len(out) > self.tol.max_hypotheses * 4:
+                raise Inconclusive(f"more than {self.tol.max_hypotheses * 4} orders of pending requests")
+        return out
 
     def _dedupe(self, hyps: list[Hyp]) -> list[Hyp]:
         seen: dict[tuple[object, ...], Hyp] = {}
@@ -287,7 +316,7 @@ class GroupJudge:
                     raise Inconclusive(f"more than {self.tol.max_firings} timer firings per observation")
                 for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(event, member_id=member),
                                    self.settings, at, self.mode):
-                    y = self._record(x, tr, at)
+                    y = self._record(x, tr, at, d + self.tol.late_ms + x.skew)
                     y.skew = max(x.skew, can_until - at)
                     stack.append(y)
         return out
@@ -298,21 +327,23 @@ class GroupJudge:
         out = []
         for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
                            self.settings, at, self.mode):
-            y = self._record(h, tr, at)
+            latest = max(at, s.at_ms + self.tol.process_ms)
+            y = self._record(h, tr, at, latest)
             y.req_rows[s.number] = tr.rows
             if tr.reply is not None:
-                y.produced[s.number] = (tr.reply, at, tr.rows)
+                y.produced[s.number] = (tr.reply, latest, tr.rows)
             out.append(y)
         return out
 
-    def _record(self, h: Hyp, tr: Transition, at: int) -> Hyp:
+    def _record(self, h: Hyp, tr: Transition, at: int, latest: int) -> Hyp:
+        """`h` after `tr` at model time `at`; its answers were made on the target by `latest`."""
         y = h.copy()
         y.group = tr.after
         y.now = at
         y.fired = h.fired | frozenset(tr.rows)
         for o in tr.outputs:
             y.produced[o.request_id] = (None if isinstance(o.response, Superseded) else o.response,
-                                        at, tr.rows)
+                                        latest, tr.rows)
         return y
 
     def _finding(self, s: Sent, hyps: list[Hyp], expected: list[tuple[Hyp, Union[m.Response, None]]],
@@ -339,7 +370,7 @@ class GroupJudge:
         if not expected:
             shown.append({"response": "parked (no answer yet)"})
         actual_view: Union[dict[str, Any], str] = (
-            actual if isinstance(actual, str) else render(s.api, s.version, actual, {}))
+            actual if isinstance(actual, str) else render(s.api, s.version, actual, None))
         return Finding(s.number, s.api.name, s.version, self.states_before.get(s.number, ()),
                        tuple(sorted(rows)), tuple(shown), actual_view, at_ms,
                        shape(shown, actual_view),
@@ -497,15 +528,16 @@ def _unique(options: list[Maps]) -> list[Maps]:
     return list(seen.values())
 
 
-def render(api: ApiKey, version: int, r: m.Response, to_target: dict[str, str]) -> dict[str, Any]:
+def render(api: ApiKey, version: int, r: m.Response,
+           to_target: Optional[dict[str, str]]) -> dict[str, Any]:
     """A response as JSON: the error codes and the fields the version carries (model ids shown as
     the target's where known, else `<new member id>`)."""
     r = _version_view(api, version, r)
 
     def mid(x: str) -> str:
-        if x in to_target:
-            return to_target[x]
-        return "<new member id>" if x.count("-") >= 5 and "-" in x else x
+        if to_target is None or x in to_target:
+            return x if to_target is None else to_target[x]
+        return "<new member id>" if x.count("-") >= 5 else x
 
     if isinstance(r, m.JoinGroupResponse):
         out: dict[str, Any] = {"error": r.error.name, "generation": r.generation_id,

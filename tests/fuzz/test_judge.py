@@ -117,7 +117,7 @@ def test_member_order_is_free_and_members_must_match() -> None:
 
 
 def test_no_response_is_judged() -> None:
-    j = GroupJudge("g", CFG, Tolerance(response_bound_ms=1000))
+    j = GroupJudge("g", CFG, Tolerance(response_bound_ms=1000, process_ms=500))
     one_member(j)
     j.send(3, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 10)
     assert j.silence(500) is None  # still within the bound
