@@ -40,12 +40,15 @@ class Timing:
     waits_ms: tuple[int, ...]
 
     @classmethod
-    def for_config(cls, c: CoordinatorConfig, base_ms: int = 600) -> "Timing":
+    def for_config(cls, c: CoordinatorConfig, base_ms: int = 600, settle_ms: int = 8500) -> "Timing":
+        """Timeouts from the configured bounds. The last wait (only at the end of a sequence) is
+        long enough for every timer to be due and for the judge to expect its answers
+        (`settle_ms`: the judge's late + process + response tolerances)."""
         lo, hi = c.group_min_session_timeout_ms, c.group_max_session_timeout_ms
         s = max(lo, base_ms)
         sessions = (s, s, min(hi, 2 * s + 7), lo - 1 if lo > 1 else s, hi + 1)
         return cls(session_ms=sessions, rebalance_ms=(s + 333, 2 * s + 501),
-                   waits_ms=(50, s // 2, s + 211, 2 * s + 601))
+                   waits_ms=(50, s // 2, s + 211, 2 * s + 601, 2 * s + 501 + settle_ms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +142,24 @@ class Wait:
     RANGES = {"ms": 4}
 
 
-Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Delete, Everyone, Wait]
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Time passes while every known member heartbeats (a third of the session timeout apart),
+    as live consumers do: rebalance and sync timeouts then expire while sessions stay alive."""
+
+    ms: int = 0  # 0: one session timeout, 1-3: longer than the rebalance timeout plus tolerance
+
+    RANGES = {"ms": 4}
+
+    def duration_ms(self, t: Timing) -> int:
+        s = t.session_ms[0]
+        return (s, t.rebalance_ms[1] + 1700, t.rebalance_ms[1] + 2500, 2 * t.rebalance_ms[1] + 2500)[self.ms]
+
+
+Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Delete, Everyone, Wait, Hold]
 ACTION_TYPES: Final[tuple[type, ...]] = (Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe,
-                                         Delete, Everyone, Wait)
-WEIGHTS: Final[tuple[int, ...]] = (8, 4, 3, 2, 2, 1, 1, 1, 6, 4)
+                                         Delete, Everyone, Wait, Hold)
+WEIGHTS: Final[tuple[int, ...]] = (8, 4, 3, 2, 2, 1, 1, 1, 6, 4, 2)
 NAMES: Final = {cls.__name__: cls for cls in ACTION_TYPES}
 
 

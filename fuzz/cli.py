@@ -138,8 +138,9 @@ class Fuzzer:
                  config: CoordinatorConfig) -> None:
         self.host, self.port, self.target, self.args, self.config = host, port, target, args, config
         self.prefix = f"groupspec-fuzz-{uuid.uuid4().hex[:8]}-"
-        self.timing = Timing.for_config(config)
         self.tol = Tolerance(late_ms=args.late_ms, response_bound_ms=args.response_bound_ms)
+        self.timing = Timing.for_config(
+            config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(args.seed))
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}

@@ -28,7 +28,7 @@ from model.vocabulary import ApiKey
 from wire.errors import EncodeError, WireError
 
 from fuzz.actions import (
-    Action, Everyone, Join, Knowledge, Leave, Timing, Versions, Wait, random_action, resolve,
+    Action, Everyone, Hold, Join, Knowledge, Timing, Versions, Wait, random_action, resolve,
 )
 from fuzz.client import AsyncConnection, Broker, Received, wire_request
 from fuzz.judge import Finding, GroupJudge, Inconclusive, Tolerance
@@ -74,6 +74,12 @@ class Simulation:
         if isinstance(action, Wait):
             self.model.advance(self.timing.waits_ms[action.ms])
             return
+        if isinstance(action, Hold):
+            step = max(1, self.timing.session_ms[0] // 3)
+            for _ in range(action.duration_ms(self.timing) // step):
+                self.do(Everyone(what=2), rng)
+                self.model.advance(step)
+            return
         for decoded, version in resolve(action, self.k, self.timing, self.versions, rng):
             # (no wire round trip here: `resolve` already sets the version-dependent JoinGroup
             # flags, and the simulation only steers the choice of actions)
@@ -105,6 +111,7 @@ class Generator:
         self.seed, self.config, self.timing, self.versions = seed, config, timing, versions
         self.commits, self.candidates = commits, candidates
         self.min_len, self.max_len = min_len, max_len
+        self.settle_fraction = 0.15
 
     def sequence(self, index: int, covered: frozenset[str]) -> list[Action]:
         return list(self.stream(index, covered))
@@ -142,6 +149,8 @@ class Generator:
             sim.do(best, action_rng(str(self.seed), n))
             n += 1
             yield best
+        if rng.random() < self.settle_fraction:
+            yield Wait(ms=4)  # a long wait: every timer due, its answers expected (DelayedSync...)
 
 
 # ------------------------------------------------------------------------------ against a target
@@ -320,6 +329,16 @@ class _Sequence:
                 break
             if isinstance(action, Wait):
                 await self.wait(self.s.timing.waits_ms[action.ms])
+                continue
+            if isinstance(action, Hold):
+                step = max(1, self.s.timing.session_ms[0] // 3)
+                end = time.monotonic() + action.duration_ms(self.s.timing) / 1000.0
+                while self.judging and time.monotonic() < end:
+                    rng = action_rng(self.s.seed, i)
+                    for request, version in resolve(Everyone(what=2), self.k, self.s.timing, versions, rng):
+                        if self.judging:
+                            await self.request(request, version)
+                    await self.wait(step)
                 continue
             rng = action_rng(self.s.seed, i)
             for request, version in resolve(action, self.k, self.s.timing, versions, rng):

@@ -363,6 +363,10 @@ class GroupJudge:
             made = h.produced.get(s.number)
             if made is not None:
                 rows.update(made[2])
+            own = h.req_rows.get(s.number, ())
+            if own:
+                votes[own[0]] = votes.get(own[0], 0) + 1
+                rows.update(own)
             view = ({"response": "never answered (superseded)"} if resp is None
                     else render(s.api, s.version, resp, h.to_target))
             if view not in shown:
