@@ -217,7 +217,7 @@ def _prove(argv: list[str]) -> int:
     return int(mod.prove_main(argv))
 
 
-USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generate,replay,soak,serve} ...\n"
+USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generate,replay,soak,serve,fuzz} ...\n"
          "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
          "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
          "  groupspec prove states [--ids N] ...              explorer and solver reach the same states\n"
@@ -226,6 +226,7 @@ USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generat
          "  groupspec replay --input PATH... --output DIR     check traces/logs on Spark\n"
          "  groupspec soak --minutes M [--out DIR] [--seed S] reference vs model, long run\n"
          "  groupspec serve [--port N] [--config K=V] [--bug B] the reference as a Kafka broker\n"
+         "  groupspec fuzz --target T [--minutes M] [--report DIR]  fuzz a broker's coordinator\n"
          "exit codes: 0 passed, 1 finding, 2 bad input or usage, 3 incomplete, 130 interrupted\n"
          "(README, \"Exit codes\"); COMMAND --help for a command's options\n")
 
@@ -272,6 +273,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if name == "serve":
             from server.run import serve_main
             return int(serve_main(rest))
+        if name == "fuzz":
+            from fuzz.cli import fuzz_main
+            return int(fuzz_main(rest))
         if name == "soak":
             from conformance.soak import soak_main
             return int(soak_main(rest))

@@ -1,0 +1,12 @@
+"""groupspec fuzz: find where a real coordinator departs from Kafka's, automatically.
+
+Layout (lower modules never import higher ones):
+
+- `actions`  what a fuzzed client does (small integer choices) and how it resolves into requests
+- `client`   asyncio Kafka connections: ApiVersions, FindCoordinator, pipelined requests
+- `judge`    the set of model states consistent with what a target did to one group
+- `engine`   sequences drawn from the model (coverage-guided) and played against a target
+- `shrink`   delta debugging of a diverging sequence, classes, scenario files
+- `report`   the JSON and Markdown report
+- `cli`      `groupspec fuzz`
+"""

@@ -1,0 +1,393 @@
+"""Running action sequences: against the model (to generate them) and against a target (to judge).
+
+`Simulation` drives `model.concrete.ModelCoordinator` with a virtual clock; `Generator` draws a
+sequence action by action, trying a few candidates in the simulation and keeping the one that
+fires table rows the target has not yet been seen to fire (coverage-guided). Sequence `i` of a run
+depends only on the seed, `i` and the coverage it was given.
+
+`run_sequence` plays a sequence against a target over the wire, one group, one connection per
+simulated client, and feeds every send and every response to a `GroupJudge`. After the last
+action every known member leaves (judged too), open requests are drained, and the group is
+deleted where the target allows it (not judged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Optional, Union
+
+from model import messages as m
+from model.concrete import ModelCoordinator
+from model.coordinator_api import CoordinatorConfig
+from model.vocabulary import ApiKey
+from wire.errors import EncodeError, WireError
+
+from fuzz.actions import (
+    Action, Everyone, Hold, Join, Knowledge, Timing, Versions, Wait, random_action, resolve,
+)
+from fuzz.client import AsyncConnection, Broker, Received, wire_request
+from fuzz.judge import Finding, GroupJudge, Inconclusive, Tolerance
+
+
+def encodable(request: m.Request, version: int, versions: Versions) -> Optional[tuple[
+        ApiKey, Any, m.Request, int]]:
+    """(api, body, decoded record, version) at `version`, or at the highest version that can
+    carry the request; None when no version can."""
+    api = request.api_key
+    lo, hi = versions.get(api, (0, -1))
+    for v in [version] + list(range(hi, lo - 1, -1)):
+        try:
+            a, body, decoded = wire_request(request, v)
+            return a, body, decoded, v
+        except EncodeError:
+            continue
+    return None
+
+
+def action_rng(seed: str, index: int) -> random.Random:
+    """The generator that picks API versions for action `index` (string seeds hash slowly)."""
+    if seed.lstrip("-").isdigit():
+        return random.Random(int(seed) * 7919 + index)
+    return random.Random(f"{seed}/{index}")
+
+
+# ------------------------------------------------------------------------------ model simulation
+
+
+class Simulation:
+    """The model as the target of an action sequence (virtual time)."""
+
+    def __init__(self, group_id: str, config: CoordinatorConfig, timing: Timing,
+                 versions: Versions) -> None:
+        self.model = ModelCoordinator(config)
+        self.timing, self.versions = timing, versions
+        self.k = Knowledge(group_id)
+        self.rows: set[str] = set()
+        self.model.listeners.append(lambda t: self.rows.update(t.rows))
+
+    def do(self, action: Action, rng: random.Random) -> None:
+        if isinstance(action, Wait):
+            self.model.advance(self.timing.waits_ms[action.ms])
+            return
+        if isinstance(action, Hold):
+            step = max(1, self.timing.session_ms[0] // 3)
+            for _ in range(action.duration_ms(self.timing) // step):
+                self.do(Everyone(what=2), rng)
+                self.model.advance(step)
+            return
+        for decoded, version in resolve(action, self.k, self.timing, self.versions, rng):
+            # (no wire round trip here: `resolve` already sets the version-dependent JoinGroup
+            # flags, and the simulation only steers the choice of actions)
+
+            def learn(response: m.Response, req: m.Request = decoded) -> None:
+                self.k.learn(req, response)
+
+            self.model.handle(decoded, learn)
+
+    def snapshot(self) -> tuple[object, ...]:
+        k = self.k
+        return (self.model.snapshot(), set(self.rows), list(k.ids), dict(k.instance_of),
+                k.generation, k.last_members, k.protocol, k.leader)
+
+    def restore(self, snap: tuple[object, ...]) -> None:
+        model, rows, ids, inst, gen, last, proto, leader = snap
+        self.model.restore(model)  # type: ignore[arg-type]
+        self.rows = set(rows)  # type: ignore[call-overload]
+        self.k.ids, self.k.instance_of = list(ids), dict(inst)  # type: ignore[call-overload]
+        self.k.generation, self.k.last_members = gen, last  # type: ignore[assignment]
+        self.k.protocol, self.k.leader = proto, leader  # type: ignore[assignment]
+
+
+class Generator:
+    """Sequences drawn from the model, steered towards rows the target has not been seen to fire."""
+
+    def __init__(self, seed: int, config: CoordinatorConfig, timing: Timing, versions: Versions,
+                 *, commits: bool, candidates: int = 4, min_len: int = 4, max_len: int = 18) -> None:
+        self.seed, self.config, self.timing, self.versions = seed, config, timing, versions
+        self.commits, self.candidates = commits, candidates
+        self.min_len, self.max_len = min_len, max_len
+        self.settle_fraction = 0.15
+
+    def sequence(self, index: int, covered: frozenset[str]) -> list[Action]:
+        return list(self.stream(index, covered))
+
+    def stream(self, index: int, covered: frozenset[str]) -> Iterator[Action]:
+        """Sequence `index`, action by action (computed only as far as it is consumed: a run
+        that diverges early does not pay for the rest)."""
+        rng = random.Random(self.seed * 1_000_003 + index)
+        sim = Simulation("g", self.config, self.timing, self.versions)
+        n = 0
+        # a scripted start half of the time, so deep states are reached in few actions
+        if rng.random() < 0.5:
+            start: list[Action] = []
+            for _ in range(rng.randint(1, 3)):
+                start += [Join(inst=rng.choice((0, 0, 2, 3))), Join(who=3 + rng.randrange(4))]
+            start += [Everyone(what=0), Everyone(what=1)]
+            for a in start:
+                sim.do(a, action_rng(str(self.seed), n))
+                n += 1
+                yield a
+        for _ in range(rng.randint(self.min_len, self.max_len)):
+            best: Optional[Action] = None
+            best_score = -1
+            for _c in range(self.candidates):
+                a = random_action(rng, self.commits)
+                snap = sim.snapshot()
+                before = set(sim.rows)
+                sim.do(a, action_rng(str(self.seed), n))
+                new = sim.rows - before
+                score = 2 * len(new - covered) + len(new)
+                sim.restore(snap)
+                if score > best_score:
+                    best, best_score = a, score
+            assert best is not None
+            sim.do(best, action_rng(str(self.seed), n))
+            n += 1
+            yield best
+        if rng.random() < self.settle_fraction:
+            yield Wait(ms=4)  # a long wait: every timer due, its answers expected (DelayedSync...)
+
+
+# ------------------------------------------------------------------------------ against a target
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened in a run, for the scenario transcript."""
+
+    kind: str  # "send", "recv", "wait"
+    number: int = 0
+    at_ms: int = 0
+    request: Optional[m.Request] = None
+    version: int = 0
+    response: Union[m.Response, str, None] = None
+    ms: int = 0
+    action: int = -1
+
+
+@dataclass(slots=True)
+class SequenceResult:
+    index: int
+    group_id: str
+    actions: list[Action]
+    finding: Optional[Finding] = None
+    finding_action: int = -1
+    inconclusive: Optional[str] = None
+    requests: int = 0
+    covered: frozenset[str] = frozenset()
+    events: list[Event] = field(default_factory=list)
+    seconds: float = 0.0
+    error: Optional[str] = None  # the target could not be driven (connection refused, ...)
+
+
+class Latency:
+    """Recent response latency of the target (EWMA), shared by a run's groups: the park window (how
+    long a request may take before the next one of its group is sent) grows with it, so that a
+    loaded target still reads the requests of a group in the order they were sent."""
+
+    def __init__(self, floor_s: float = 0.25, cap_s: float = 1.0) -> None:
+        self.ewma_s = 0.0
+        self.floor_s, self.cap_s = floor_s, cap_s
+
+    def observe(self, seconds: float) -> None:
+        self.ewma_s = 0.9 * self.ewma_s + 0.1 * seconds
+
+    def park_window_s(self) -> float:
+        return min(self.cap_s, max(self.floor_s, 4 * self.ewma_s))
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    config: CoordinatorConfig
+    timing: Timing
+    tolerance: Tolerance = Tolerance()
+    latency: Latency = field(default_factory=Latency)
+    request_timeout_s: float = 10.0
+    cleanup: bool = True
+    seed: str = "0"
+
+
+class _Sequence:
+    def __init__(self, broker: Broker, group_id: str, s: RunSettings, result: SequenceResult,
+                 source: Iterable[Action]) -> None:
+        self.broker, self.group_id, self.s, self.r = broker, group_id, s, result
+        self.source = source
+        self.judge = GroupJudge(group_id, s.config, s.tolerance)
+        self.k = Knowledge(group_id)
+        self.t0 = time.monotonic()
+        self.numbers = itertools.count(1)
+        self.pools: dict[str, list[AsyncConnection]] = {}
+        self.all: list[AsyncConnection] = []
+        self.open: dict[int, asyncio.Future[None]] = {}
+        self.judging = True
+        self.action_index = -1
+
+    def ms(self, t: Optional[float] = None) -> int:
+        return int(((time.monotonic() if t is None else t) - self.t0) * 1000)
+
+    async def _conn(self, request: m.Request) -> AsyncConnection:
+        key = None
+        if isinstance(request, (m.JoinGroupRequest, m.SyncGroupRequest, m.HeartbeatRequest,
+                                m.OffsetCommitRequest)):
+            key = request.member_id
+        elif isinstance(request, m.LeaveGroupRequest) and len(request.members) == 1:
+            key = request.members[0].member_id
+        if key != "":
+            for c in self.pools.get(key or "<admin>", []):
+                if not c.busy and c.closed is None:
+                    return c
+        c = await self.broker.connect(self.group_id)
+        self.all.append(c)
+        if key != "":
+            self.pools.setdefault(key or "<admin>", []).append(c)
+        return c
+
+    def _finish(self, finding: Optional[Finding]) -> None:
+        if finding is not None and self.r.finding is None:
+            self.r.finding = finding
+            self.r.finding_action = self.action_index
+            self.judging = False
+
+    async def request(self, request: m.Request, version: int, judged: bool = True) -> None:
+        enc = encodable(request, version, self.broker.versions)
+        if enc is None:
+            return
+        api, body, decoded, version = enc
+        conn = await self._conn(decoded)
+        n = next(self.numbers)
+        self.r.requests += 1
+        at = self.ms()
+        if judged and self.judging:
+            self.judge.send(n, api, version, decoded, at)
+        self.r.events.append(Event("send", n, at, decoded, version, action=self.action_index))
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.open[n] = fut
+
+        def on_answer(rec: Received) -> None:
+            self.open.pop(n, None)
+            if not fut.done():
+                fut.set_result(None)
+            actual: Union[m.Response, str] = rec.response if rec.response is not None else (
+                f"connection-error: {rec.error}")
+            self.r.events.append(Event("recv", n, self.ms(rec.at), response=actual,
+                                       action=self.action_index))
+            if rec.response is not None:
+                self.k.learn(decoded, rec.response)
+                if (isinstance(decoded, m.JoinGroupRequest) and decoded.member_id == ""
+                        and isinstance(rec.response, m.JoinGroupResponse) and rec.response.member_id):
+                    self.pools.setdefault(rec.response.member_id, []).insert(0, conn)
+            if judged and self.judging:
+                self._finish(self.judge.receive(n, self.ms(rec.at), actual))
+
+        try:
+            conn.send(api, version, body, on_answer)
+        except WireError as exc:
+            on_answer(Received(time.monotonic(), None, str(exc)))
+            return
+        try:
+            sent_at = time.monotonic()
+            await asyncio.wait_for(asyncio.shield(fut), self.s.latency.park_window_s())
+            self.s.latency.observe(time.monotonic() - sent_at)
+            return
+        except asyncio.TimeoutError:
+            pass
+        if not judged or not self.judging or self.judge.may_be_parked(n, self.ms()):
+            return
+        tol = self.s.tolerance
+        bound = (tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), bound)
+        except asyncio.TimeoutError:
+            self._finish(self.judge.silence(self.ms()))
+
+    async def wait(self, ms: int) -> None:
+        self.r.events.append(Event("wait", ms=ms, at_ms=self.ms(), action=self.action_index))
+        await asyncio.sleep(ms / 1000.0)
+        if self.judging:
+            self._finish(self.judge.silence(self.ms()))
+
+    async def drain(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while self.open and time.monotonic() < end and self.judging:
+            if self.judge.quiescent(self.ms()):
+                break  # nothing can answer what is still open: the model says it stays parked
+            await asyncio.sleep(0.1)
+        if self.judging:
+            self._finish(self.judge.silence(self.ms()))
+
+    async def run(self) -> None:
+        versions = self.broker.versions
+        for i, action in enumerate(self.source):
+            self.r.actions.append(action)
+            self.action_index = i
+            if not self.judging:
+                break
+            if isinstance(action, Wait):
+                await self.wait(self.s.timing.waits_ms[action.ms])
+                continue
+            if isinstance(action, Hold):
+                step = max(1, self.s.timing.session_ms[0] // 3)
+                end = time.monotonic() + action.duration_ms(self.s.timing) / 1000.0
+                while self.judging and time.monotonic() < end:
+                    rng = action_rng(self.s.seed, i)
+                    for request, version in resolve(Everyone(what=2), self.k, self.s.timing, versions, rng):
+                        if self.judging:
+                            await self.request(request, version)
+                    await self.wait(step)
+                continue
+            rng = action_rng(self.s.seed, i)
+            for request, version in resolve(action, self.k, self.s.timing, versions, rng):
+                if not self.judging:
+                    break
+                await self.request(request, version)
+        self.action_index = len(self.r.actions)
+        if self.judging and self.k.ids:
+            # every member leaves (judged): Kafka answers whatever they still have parked
+            await self.request(m.LeaveGroupRequest(self.group_id, tuple(
+                m.MemberIdentity(x, self.k.instance_of.get(x)) for x in self.k.ids)), 99)
+        tol = self.s.tolerance
+        await self.drain((tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0)
+
+    async def cleanup(self) -> None:
+        self.judging = False
+        if self.s.cleanup:
+            try:
+                await self.request(m.DeleteGroupsRequest((self.group_id,)), 99, judged=False)
+            except (WireError, OSError):
+                pass
+        for c in self.all:
+            c.close()
+
+
+async def run_sequence(broker: Broker, group_id: str, index: int, actions: Iterable[Action],
+                       s: RunSettings) -> SequenceResult:
+    """Play `actions` on group `group_id` of the target and judge every answer."""
+    result = SequenceResult(index, group_id, [])  # the actions consumed, filled by run
+    seq = _Sequence(broker, group_id, s, result, actions)
+    start = time.monotonic()
+    try:
+        await seq.run()
+    except Inconclusive as e:
+        result.inconclusive = str(e)
+    except (WireError, OSError) as e:
+        result.error = f"{type(e).__name__}: {e}"
+    finally:
+        result.covered = seq.judge.covered_rows() if result.inconclusive is None else frozenset()
+        try:
+            await seq.cleanup()
+        except (Inconclusive, WireError, OSError):
+            pass
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def replace_actions(r: SequenceResult, actions: list[Action]) -> SequenceResult:
+    return dataclasses.replace(r, actions=list(actions))
+
+
+__all__ = ["Generator", "RunSettings", "SequenceResult", "Simulation", "run_sequence"]

@@ -1,0 +1,603 @@
+"""The judge: the set of model states consistent with everything a target did to one group.
+
+A real coordinator runs its own timers on a real clock, and Kafka leaves some choices open (which
+member becomes leader, hash-map order). So a response is never compared with one expected answer:
+the judge keeps every *hypothesis* (a model group state plus what the model has answered so far)
+that explains the observations, and a response is a finding only when no hypothesis allows it.
+
+Time. Real time since the group's first request is the model's clock (1 ms = 1 ms). The target
+arms a timer when it processes a request, which is after we sent it, so a timer the model arms at
+deadline `d` fires on the target at `d` or later (minus `early_ms` of clock granularity), and, on a
+loaded machine, possibly much later. At an observation at time `T`:
+
+- a timer with `d > T + early_ms` cannot have fired;
+- a timer with `d < T - late_ms - skew` must have fired (`skew` grows when a hypothesis fired a
+  timer at an uncertain moment, since the timers that firing armed are uncertain by as much);
+- anything in between may or may not have fired: both branches are kept.
+
+Timers fire in deadline order, except that timers within `reorder_ms` of each other (armed by
+different requests whose processing moments we only bound) may fire in either order.
+
+Requests. A request was processed by the target at some moment between its send and its answer,
+and within `process_ms` of its send; it may even be processed after a request of the same group
+sent up to `overtake_ms` later on another connection (a parked JoinGroup's connection and a
+heartbeat's, read in either order by a loaded broker). Each hypothesis keeps the requests it has
+not processed yet, and every admissible order branches, with timers firing in between. Kafka's
+choices branch through `model.step.step_all`.
+
+Responses. A response must equal one the hypothesis produced, field by field as far as the API
+version carries the field; member ids are compared through a per-hypothesis bijection between the
+target's ids and the model's (learned at first sight, branching over equal-looking members). A
+request the model answered must be answered by the target within `response_bound_ms`: if not, it
+is judged as "no-response". A request the model drops without an answer (superseded) must never be
+answered.
+
+A group whose hypothesis set exceeds `max_hypotheses` is declared inconclusive (never a finding).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import uuid
+from dataclasses import dataclass
+from typing import Any, Final, Optional, Union
+
+from model import messages as m
+from model.concrete import armed_timers, settings_from
+from model.coordinator_api import CoordinatorConfig
+from model.dsl import Superseded
+from model.state import Group, Input, Settings
+from model.step import Transition, step_all
+from model.table import CLASSIC_TABLE, URGENT
+from model.vocabulary import ApiKey, Error
+
+NO_RESPONSE: Final = "no-response"
+
+
+class Inconclusive(Exception):
+    """The hypothesis set grew beyond its bound: this group can no longer be judged."""
+
+
+class IdMode:
+    """Model member ids `base-UUID` from a counter: unique within a judge, never a target's."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count(1)
+
+    def deadline(self, now_ms: int, timeout_ms: int) -> int:
+        return now_ms + timeout_ms
+
+    def new_member_id(self, group: Group, base: str) -> str:
+        return f"{base}-{uuid.UUID(int=(0xF022 << 112) | next(self._next), version=4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    early_ms: int = 50
+    late_ms: int = 1500
+    reorder_ms: int = 100
+    response_bound_ms: int = 5000
+    max_hypotheses: int = 400
+    max_firings: int = 4000  # timer firings explored per observation
+    overtake_ms: int = 1000  # a request may be processed after one sent up to this much later
+    process_ms: int = 2000  # every request has been processed this long after it was sent
+
+
+@dataclass(slots=True)
+class Hyp:
+    group: Group
+    now: int
+    skew: int
+    to_model: dict[str, str]
+    to_target: dict[str, str]
+    # request number -> (answer or None = superseded, latest moment the target made it, rows)
+    produced: dict[int, tuple[Union[m.Response, None], int, tuple[str, ...]]]
+    req_rows: dict[int, tuple[str, ...]]
+    answered: frozenset[int]
+    fired: frozenset[str]
+    pending: tuple["Sent", ...] = ()  # sent, not yet processed in this hypothesis (send order)
+
+    def copy(self) -> "Hyp":
+        return Hyp(self.group, self.now, self.skew, dict(self.to_model), dict(self.to_target),
+                   dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending)
+
+    def key(self) -> tuple[object, ...]:
+        return (self.group, frozenset(self.to_model.items()),
+                frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
+                tuple(p.number for p in self.pending))
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    number: int
+    api: ApiKey
+    version: int
+    request: m.Request  # as the target decodes it (target member ids)
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """No hypothesis allows what the target did with request `number`."""
+
+    number: int
+    api: str
+    api_version: int
+    state: tuple[str, ...]  # the model's group states before the request (one per hypothesis kind)
+    rows: tuple[str, ...]
+    expected: tuple[dict[str, Any], ...]
+    actual: Union[dict[str, Any], str]
+    at_ms: int
+    shape: str
+
+    primary: str = ""  # the row that decided the request in most hypotheses
+
+    def class_key(self) -> str:
+        return f"{self.api}|{self.primary}|{self.shape}"
+
+
+class GroupJudge:
+    """Judges one group of one target (groups are independent: one judge each)."""
+
+    def __init__(self, group_id: str, config: CoordinatorConfig, tol: Tolerance = Tolerance()) -> None:
+        self.group_id = group_id
+        self.settings: Settings = settings_from(config, Error.NONE)
+        self.tol = tol
+        self.mode = IdMode()
+        self.hyps: list[Hyp] = [Hyp(Group(group_id=group_id), 0, 0, {}, {}, {}, {}, frozenset(),
+                                    frozenset())]
+        self.sent: dict[int, Sent] = {}
+        self.states_before: dict[int, tuple[str, ...]] = {}
+        self.max_latency_ms = 0
+        self.finding: Optional[Finding] = None
+
+    # ---------------------------------------------------------------- observations
+
+    def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int) -> None:
+        """Request `number` went out at `at_ms` (processed by the target at some later moment)."""
+        s = Sent(number, api, version, request, at_ms)
+        self.sent[number] = s
+        for h in self.hyps:
+            h.pending = h.pending + (s,)
+
+    def receive(self, number: int, at_ms: int, actual: Union[m.Response, str]) -> Optional[Finding]:
+        """The target answered request `number` at `at_ms` (`actual` a string: no usable answer)."""
+        if self.finding is not None:
+            return self.finding
+        s = self.sent[number]
+        self.max_latency_ms = max(self.max_latency_ms, at_ms - s.at_ms)
+        before = self.hyps
+        survivors: list[Hyp] = []
+        expected: list[tuple[Hyp, Union[m.Response, None]]] = []
+        for h in before:
+            if number in h.produced:
+                branches = [h]
+            else:
+                branches = [e for b in self._settle(h, at_ms, must=number) for e in self._expand(b, at_ms)]
+            for b in branches:
+                made = b.produced.get(number)
+                if made is None:
+                    continue
+                expected.append((b, made[0]))
+                if isinstance(actual, str) or made[0] is None:
+                    continue
+                for maps in match(s.api, s.version, made[0], actual, b.to_model, b.to_target):
+                    y = b.copy()
+                    y.to_model, y.to_target = maps
+                    y.answered = b.answered | {number}
+                    survivors.append(y)
+        if survivors:
+            self.hyps = self._dedupe(survivors)
+            return None
+        self.finding = self._finding(s, before, expected, actual, at_ms)
+        return self.finding
+
+    def silence(self, at_ms: int) -> Optional[Finding]:
+        """No answer arrived for the requests still open at `at_ms`: drop every hypothesis that
+        made an answer more than `response_bound_ms` ago; none left is a no-response finding."""
+        if self.finding is not None:
+            return self.finding
+        survivors: list[Hyp] = []
+        overdue: dict[int, list[tuple[Hyp, Union[m.Response, None]]]] = {}
+        for h in self.hyps:
+            for b in (e for x in self._settle(h, at_ms) for e in self._expand(x, at_ms)):
+                late = [n for n, (resp, latest, _) in b.produced.items()
+                        if resp is not None and n not in b.answered
+                        and latest < at_ms - self.tol.response_bound_ms]
+                if late:
+                    for n in late:
+                        overdue.setdefault(n, []).append((b, b.produced[n][0]))
+                else:
+                    survivors.append(b)
+        if survivors:
+            self.hyps = self._dedupe(survivors)
+            return None
+        number = min(overdue)
+        self.finding = self._finding(self.sent[number], self.hyps, overdue[number], NO_RESPONSE,
+                                     at_ms)
+        return self.finding
+
+    def may_be_parked(self, number: int, at_ms: int) -> bool:
+        """Whether, once every request sent so far is processed, some hypothesis has not answered
+        `number` (the driver may then move on without waiting for it)."""
+        return any(number not in b.produced
+                   for h in self.hyps for b in self._settle(h, at_ms, everything=True))
+
+    def quiescent(self, at_ms: int) -> bool:
+        """No hypothesis has a request to process, an answer still to come or a timer armed."""
+        return all(not h.pending and not armed_timers(h.group) and all(
+            n in h.answered or v[0] is None for n, v in h.produced.items()) for h in self.hyps)
+
+    def covered_rows(self) -> frozenset[str]:
+        """Rows fired in every hypothesis still standing (what the target was seen to do)."""
+        if not self.hyps:
+            return frozenset()
+        common = self.hyps[0].fired
+        for h in self.hyps[1:]:
+            common = common & h.fired
+        return common
+
+    # ---------------------------------------------------------------- internals
+
+    def _settle(self, h: Hyp, at_ms: int, must: int = -1, everything: bool = False) -> list[Hyp]:
+        """Every way the target may have processed the pending requests of `h` by `at_ms`: each
+        request that must have been processed (`must`, those sent `process_ms` ago, all of them
+        with `everything`) is applied; the others may be; a request may be processed before an
+        earlier one sent at most `overtake_ms` before it; timers fire in between."""
+        def required(x: Sent) -> bool:
+            return everything or x.number == must or x.at_ms < at_ms - self.tol.process_ms
+
+        out: list[Hyp] = []
+        stack = [h]
+        while stack:
+            x = stack.pop()
+            if not any(required(p) for p in x.pending):
+                out.append(x)
+            if not x.pending:
+                continue
+            first = x.pending[0].at_ms
+            for i, p in enumerate(x.pending):
+                if p.at_ms - first > self.tol.overtake_ms:
+                    break
+                rest = x.pending[:i] + x.pending[i + 1:]
+                if any(required(q) and q.at_ms < p.at_ms - self.tol.overtake_ms for q in rest):
+                    continue
+                states = self.states_before.setdefault(p.number, ())
+                until = min(at_ms, p.at_ms + self.tol.process_ms)  # p was processed by then
+                for b in self._expand(x, until, must_before=p.at_ms):
+                    if b.group.state.name not in states:
+                        states = self.states_before[p.number] = tuple(sorted({*states, b.group.state.name}))
+                    b = b.copy()
+                    b.pending = rest
+                    stack.extend(self._apply(b, p))
+            if len(stack) + len(out) > self.tol.max_hypotheses * 4:
+                raise Inconclusive(f"more than {self.tol.max_hypotheses * 4} orders of pending requests")
+        return out
+
+    def _dedupe(self, hyps: list[Hyp]) -> list[Hyp]:
+        seen: dict[tuple[object, ...], Hyp] = {}
+        for h in hyps:
+            k = h.key()
+            old = seen.get(k)
+            if old is None or h.skew > old.skew:
+                seen[k] = h
+        if len(seen) > self.tol.max_hypotheses:
+            raise Inconclusive(f"{len(seen)} hypotheses (bound {self.tol.max_hypotheses})")
+        return list(seen.values())
+
+    def _expand(self, h: Hyp, can_until: int, must_before: Optional[int] = None) -> list[Hyp]:
+        """Every way the timers of `h` may have fired by `can_until` (those due before
+        `must_before - late - skew` must have fired)."""
+        must_t = (can_until if must_before is None else must_before) - self.tol.late_ms
+        can_t = can_until + self.tol.early_ms
+        reorder = self.tol.reorder_ms + self.max_latency_ms
+        out: list[Hyp] = []
+        stack = [h]
+        firings = 0
+        while stack:
+            x = stack.pop()
+            timers = armed_timers(x.group)
+            if not timers:
+                out.append(x)
+                continue
+            dmin = min(t[0] for t in timers)
+            if dmin >= can_t:
+                out.append(x)
+                continue
+            if not dmin < must_t - x.skew:
+                out.append(x)  # nothing more has fired yet
+            for d, _, event, member in timers:
+                if d > min(can_t, dmin + reorder):
+                    continue
+                at = max(x.now, d + 1)  # Kafka fires a timer once its deadline has passed
+                firings += 1
+                if firings > self.tol.max_firings:
+                    raise Inconclusive(f"more than {self.tol.max_firings} timer firings per observation")
+                for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(event, member_id=member),
+                                   self.settings, at, self.mode):
+                    y = self._record(x, tr, at, d + self.tol.late_ms + x.skew)
+                    y.skew = max(x.skew, can_until - at)
+                    stack.append(y)
+        return out
+
+    def _apply(self, h: Hyp, s: Sent) -> list[Hyp]:
+        request = translate(s.request, h.to_model)
+        at = max(h.now, s.at_ms)
+        out = []
+        for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
+                           self.settings, at, self.mode):
+            latest = max(at, s.at_ms + self.tol.process_ms)
+            y = self._record(h, tr, at, latest)
+            y.req_rows[s.number] = tr.rows
+            if tr.reply is not None:
+                y.produced[s.number] = (tr.reply, latest, tr.rows)
+            out.append(y)
+        return out
+
+    def _record(self, h: Hyp, tr: Transition, at: int, latest: int) -> Hyp:
+        """`h` after `tr` at model time `at`; its answers were made on the target by `latest`."""
+        y = h.copy()
+        y.group = tr.after
+        y.now = at
+        y.fired = h.fired | frozenset(tr.rows)
+        for o in tr.outputs:
+            y.produced[o.request_id] = (None if isinstance(o.response, Superseded) else o.response,
+                                        latest, tr.rows)
+        return y
+
+    def _finding(self, s: Sent, hyps: list[Hyp], expected: list[tuple[Hyp, Union[m.Response, None]]],
+                 actual: Union[m.Response, str], at_ms: int) -> Finding:
+        rows: set[str] = set()
+        shown: list[dict[str, Any]] = []
+        votes: dict[str, int] = {}
+        for h in hyps:
+            own = h.req_rows.get(s.number, ())
+            if own:
+                votes[own[0]] = votes.get(own[0], 0) + 1
+            rows.update(own)
+            made = h.produced.get(s.number)
+            if made is not None:
+                rows.update(made[2])
+        for h, resp in expected:
+            made = h.produced.get(s.number)
+            if made is not None:
+                rows.update(made[2])
+            own = h.req_rows.get(s.number, ())
+            if own:
+                votes[own[0]] = votes.get(own[0], 0) + 1
+                rows.update(own)
+            view = ({"response": "never answered (superseded)"} if resp is None
+                    else render(s.api, s.version, resp, h.to_target))
+            if view not in shown:
+                shown.append(view)
+        if not expected:
+            shown.append({"response": "parked (no answer yet)"})
+        actual_view: Union[dict[str, Any], str] = (
+            actual if isinstance(actual, str) else render(s.api, s.version, actual, None))
+        return Finding(s.number, s.api.name, s.version, self.states_before.get(s.number, ()),
+                       tuple(sorted(rows)), tuple(shown), actual_view, at_ms,
+                       shape(shown, actual_view),
+                       max(sorted(votes), key=lambda r: votes[r]) if votes else "")
+
+
+# -------------------------------------------------------------------- requests and responses
+
+
+def translate(r: m.Request, ids: dict[str, str]) -> m.Request:
+    """The request with the target's member ids replaced by the hypothesis's model ids."""
+    def t(x: str) -> str:
+        return ids.get(x, x)
+    if isinstance(r, (m.JoinGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest)):
+        return dataclasses.replace(r, member_id=t(r.member_id))
+    if isinstance(r, m.SyncGroupRequest):
+        return dataclasses.replace(r, member_id=t(r.member_id),
+                                   assignments=tuple((t(k), v) for k, v in r.assignments))
+    if isinstance(r, m.LeaveGroupRequest):
+        return dataclasses.replace(r, members=tuple(
+            m.MemberIdentity(t(x.member_id), x.group_instance_id) for x in r.members))
+    return r
+
+
+Maps = tuple[dict[str, str], dict[str, str]]
+
+
+def _pair(maps: Maps, target_id: str, model_id: str) -> Optional[Maps]:
+    """Add target_id <-> model_id to the bijection (a copy), or None on a conflict."""
+    to_model, to_target = maps
+    known = to_model.get(target_id)
+    if known is not None:
+        return maps if known == model_id else None
+    if model_id in to_target:
+        return None
+    if target_id == model_id:  # a literal id we sent, echoed by both (unknown-member answers)
+        return maps
+    if target_id == "" or model_id == "":
+        return None
+    a, b = dict(to_model), dict(to_target)
+    a[target_id], b[model_id] = model_id, target_id
+    return a, b
+
+
+def _version_view(api: ApiKey, version: int, r: m.Response) -> m.Response:
+    """The response as the API version can carry it (fields it lacks read back as defaults)."""
+    if isinstance(r, m.JoinGroupResponse):
+        name = r.protocol_name
+        if version < 7 and name == "":
+            name = None
+        return dataclasses.replace(
+            r, protocol_type=r.protocol_type if version >= 7 else None, protocol_name=name,
+            skip_assignment=r.skip_assignment if version >= 9 else False,
+            members=tuple(dataclasses.replace(x, group_instance_id=x.group_instance_id
+                                              if version >= 5 else None) for x in r.members))
+    if isinstance(r, m.SyncGroupResponse) and version < 5:
+        return dataclasses.replace(r, protocol_type=None, protocol_name=None)
+    if isinstance(r, m.LeaveGroupResponse) and version < 3:
+        # one member, its error at top level (Kafka LeaveGroupResponse.getError below v3)
+        error = r.error
+        if error is Error.NONE:
+            error = next((x.error for x in r.members if x.error is not Error.NONE), error)
+        return m.LeaveGroupResponse(error, ())
+    if isinstance(r, m.OffsetFetchResponse) and version < 2:
+        return dataclasses.replace(r, error=Error.NONE)
+    if isinstance(r, m.DescribeGroupsResponse) and version < 4:
+        return m.DescribeGroupsResponse(tuple(dataclasses.replace(g, members=tuple(
+            dataclasses.replace(x, group_instance_id=None) for x in g.members)) for g in r.groups))
+    return r
+
+
+def match(api: ApiKey, version: int, model: m.Response, actual: m.Response,
+          to_model: dict[str, str], to_target: dict[str, str]) -> list[Maps]:
+    """Every extension of the id bijection under which `actual` equals `model` (empty: none)."""
+    model = _version_view(api, version, model)
+    actual = _version_view(api, version, actual)
+    if type(model) is not type(actual):
+        return []
+    start: list[Maps] = [(to_model, to_target)]
+    if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
+        if (model.error, model.generation_id, model.protocol_type, model.protocol_name,
+                model.skip_assignment, len(model.members)) != (
+                actual.error, actual.generation_id, actual.protocol_type, actual.protocol_name,
+                actual.skip_assignment, len(actual.members)):
+            return []
+        out = _pairs(start, [(actual.member_id, model.member_id)])
+        if actual.leader or model.leader:
+            out = _pairs(out, [(actual.leader, model.leader)])
+        return _multiset(out, [(x.member_id, (x.group_instance_id, x.metadata)) for x in actual.members],
+                         [(x.member_id, (x.group_instance_id, x.metadata)) for x in model.members])
+    if isinstance(model, m.LeaveGroupResponse) and isinstance(actual, m.LeaveGroupResponse):
+        if model.error != actual.error or len(model.members) != len(actual.members):
+            return []
+        if any((a.group_instance_id, a.error) != (b.group_instance_id, b.error)
+               for a, b in zip(actual.members, model.members)):
+            return []
+        return _pairs(start, [(a.member_id, b.member_id) for a, b in zip(actual.members, model.members)])
+    if isinstance(model, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
+        if len(model.groups) != len(actual.groups):
+            return []
+        out = start
+        for a, b in zip(actual.groups, model.groups):
+            if (a.error, a.group_id, a.state, a.protocol_type, a.protocol, len(a.members)) != (
+                    b.error, b.group_id, b.state, b.protocol_type, b.protocol, len(b.members)):
+                return []
+            out = _multiset(out, [(x.member_id, (x.group_instance_id, x.client_id, x.metadata, x.assignment))
+                                  for x in a.members],
+                            [(x.member_id, (x.group_instance_id, x.client_id, x.metadata, x.assignment))
+                             for x in b.members])
+        return out
+    if isinstance(model, m.OffsetCommitResponse) and isinstance(actual, m.OffsetCommitResponse):
+        return start if sorted(model.partitions) == sorted(actual.partitions) else []
+    if isinstance(model, m.OffsetFetchResponse) and isinstance(actual, m.OffsetFetchResponse):
+        same = model.error == actual.error and sorted(model.partitions) == sorted(actual.partitions)
+        return start if same else []
+    return start if model == actual else []
+
+
+def _pairs(options: list[Maps], pairs: list[tuple[str, str]]) -> list[Maps]:
+    out = []
+    for maps in options:
+        cur: Optional[Maps] = maps
+        for a, b in pairs:
+            cur = _pair(cur, a, b) if cur is not None else None
+        if cur is not None:
+            out.append(cur)
+    return out
+
+
+def _multiset(options: list[Maps], actual: list[tuple[str, object]],
+              model: list[tuple[str, object]]) -> list[Maps]:
+    """Members in Kafka's hash order: every matching of equal-looking members is a branch."""
+    if sorted(repr(k) for _, k in actual) != sorted(repr(k) for _, k in model):
+        return []
+    out: list[Maps] = []
+    for maps in options:
+        partial = [maps]
+        for key in {repr(k) for _, k in actual}:
+            a_ids = [i for i, k in actual if repr(k) == key]
+            m_ids = [i for i, k in model if repr(k) == key]
+            nxt: list[Maps] = []
+            for perm in itertools.permutations(m_ids):
+                nxt.extend(_pairs(partial, list(zip(a_ids, perm))))
+                if len(nxt) > 24:
+                    break
+            partial = _unique(nxt)
+        out.extend(partial)
+    return _unique(out)
+
+
+def _unique(options: list[Maps]) -> list[Maps]:
+    seen: dict[frozenset[tuple[str, str]], Maps] = {}
+    for maps in options:
+        seen.setdefault(frozenset(maps[0].items()), maps)
+    return list(seen.values())
+
+
+def render(api: ApiKey, version: int, r: m.Response,
+           to_target: Optional[dict[str, str]]) -> dict[str, Any]:
+    """A response as JSON: the error codes and the fields the version carries (model ids shown as
+    the target's where known, else `<new member id>`)."""
+    r = _version_view(api, version, r)
+
+    def mid(x: str) -> str:
+        if to_target is None or x in to_target:
+            return x if to_target is None else to_target[x]
+        return "<new member id>" if x.count("-") >= 5 else x
+
+    if isinstance(r, m.JoinGroupResponse):
+        out: dict[str, Any] = {"error": r.error.name, "generation": r.generation_id,
+                               "member_id": mid(r.member_id), "leader": mid(r.leader),
+                               "protocol_name": r.protocol_name, "members_count": len(r.members)}
+        if version >= 7:
+            out["protocol_type"] = r.protocol_type
+        if version >= 9:
+            out["skip_assignment"] = r.skip_assignment
+        return out
+    if isinstance(r, m.SyncGroupResponse):
+        out = {"error": r.error.name, "assignment": r.assignment.hex()}
+        if version >= 5:
+            out.update(protocol_type=r.protocol_type, protocol_name=r.protocol_name)
+        return out
+    if isinstance(r, m.HeartbeatResponse):
+        return {"error": r.error.name}
+    if isinstance(r, m.LeaveGroupResponse):
+        return {"error": r.error.name,
+                "member_errors": [x.error.name for x in r.members]}
+    if isinstance(r, m.OffsetCommitResponse):
+        return {"errors": {str(tp): e.name for tp, e in sorted(r.partitions)}}
+    if isinstance(r, m.OffsetFetchResponse):
+        return {"error": r.error.name,
+                "offsets": {str(tp): [off, e.name] for tp, off, e in sorted(r.partitions)}}
+    if isinstance(r, m.DescribeGroupsResponse):
+        g = r.groups[0] if r.groups else None
+        if g is None:
+            return {"groups": 0}
+        return {"error": g.error.name, "state": g.state, "protocol_type": g.protocol_type,
+                "protocol": g.protocol, "members_count": len(g.members)}
+    if isinstance(r, m.DeleteGroupsResponse):
+        return {"errors": [e.name for _, e in r.results]}
+    return {"response": repr(r)}
+
+
+def shape(expected: list[dict[str, Any]], actual: Union[dict[str, Any], str]) -> str:
+    """The class shape: expected errors vs the actual error (or no-response), and, when an
+    expected answer has the actual's error, the fields that differ from the closest one."""
+    def err(v: dict[str, Any]) -> str:
+        if "error" in v:
+            return str(v["error"])
+        if "errors" in v:
+            return str(v["errors"] if not isinstance(v["errors"], dict) else sorted(set(v["errors"].values())))
+        return str(v.get("response", "?"))
+    exp = sorted({err(e) for e in expected})
+    if isinstance(actual, str):
+        return f"expected {'/'.join(exp)} actual {actual.split(':')[0]}"
+    a = err(actual)
+    text = f"expected {'/'.join(exp)} actual {a}"
+    same = [e for e in expected if err(e) == a]
+    if same:
+        diffs = min((sorted(k for k in set(e) | set(actual) if e.get(k) != actual.get(k)
+                            and k not in ("member_id", "leader")) for e in same), key=len)
+        text += f" differing in {','.join(diffs) or 'member ids'}"
+    return text
+
+
+__all__ = ["Finding", "GroupJudge", "Inconclusive", "NO_RESPONSE", "Tolerance", "match", "render"]

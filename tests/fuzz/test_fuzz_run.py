@@ -1,0 +1,86 @@
+"""Short seeded fuzz runs over real loopback sockets against the in-process reference broker:
+nothing on the correct reference, findings on a seeded bug; the report's schema; the shrinker's
+scenario fails on the buggy target (and, for some class, passes on the correct one)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+from model.coordinator_api import CoordinatorConfig
+
+from conformance.cli import run_scenarios
+from fuzz.cli import fuzz_main
+from server.run import start_in_thread
+
+CFG = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
+                        group_initial_rebalance_delay_ms=0)
+CLASS_FIELDS = {"class", "api", "api_version", "state", "rows", "expected", "actual", "count",
+                "first_seen_s", "scenario", "steps"}
+
+
+def test_correct_reference_has_no_findings(tmp_path: str) -> None:
+    """`groupspec serve` as a separate process, fuzzed through kafka://HOST:PORT."""
+    out = os.path.join(str(tmp_path), "r")
+    proc = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "groupspec"), "serve", "--port", "0",
+         "--config", "group.min.session.timeout.ms=100", "--config", "group.max.session.timeout.ms=60000",
+         "--config", "group.initial.rebalance.delay.ms=0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("groupspec serve: listening on 127.0.0.1:"), line
+        address = "kafka://" + line.rsplit(" ", 1)[1].strip()
+        rc = fuzz_main(["--target", address, "--minutes", "0.2", "--parallel", "24", "--seed", "7",
+                        "--report", out, "--quiet"])
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    doc = json.load(open(os.path.join(out, "report.json")))
+    assert rc == 0, doc["classes"]
+    assert doc["findings"] == 0 and doc["sequences"] >= 24 and doc["requests"] > 100
+    assert len(doc["rows_covered"]) > 40
+    assert os.path.exists(os.path.join(out, "report.md"))
+
+
+def test_seeded_bug_is_found_shrunk_and_replayable(tmp_path: str) -> None:
+    out = os.path.join(str(tmp_path), "b")
+    rc = fuzz_main(["--target", "serve", "--bug", "heartbeat-empty-accepted", "--minutes", "0.2",
+                    "--parallel", "24", "--seed", "7", "--report", out, "--quiet"])
+    assert rc == 1
+    doc = json.load(open(os.path.join(out, "report.json")))
+    assert doc["findings"] >= 1 and doc["classes"]
+    for c in doc["classes"]:
+        assert CLASS_FIELDS <= set(c), set(c) ^ CLASS_FIELDS
+        assert isinstance(c["rows"], list) and isinstance(c["expected"], list) and c["count"] >= 1
+        assert len(c["steps"]) <= c["original_steps"]
+    assert any(c["api"] == "Heartbeat" and c["actual"] == {"error": "NONE"} for c in doc["classes"])
+    files = sorted(glob.glob(os.path.join(out, "scenarios", "*.json")))
+    assert len(files) == len(doc["classes"])
+    heartbeat = [c["scenario"] for c in doc["classes"] if c["api"] == "Heartbeat"]
+    # every minimal scenario fails on the buggy target ...
+    with start_in_thread(CFG, "heartbeat-empty-accepted") as buggy:
+        assert run_scenarios(heartbeat + ["--target", f"kafka://127.0.0.1:{buggy.port}"]) == 1
+    # ... and at least one passes on the correct one, one by one
+    passed = 0
+    for f in heartbeat:
+        with start_in_thread(CFG) as good:
+            passed += run_scenarios([f, "--target", f"kafka://127.0.0.1:{good.port}"]) == 0
+    assert passed >= 1
+
+
+def test_bad_usage_and_unreachable_target(tmp_path: str) -> None:
+    assert fuzz_main(["--target", "serve", "--config", "nonsense=1"]) == 2
+    assert fuzz_main(["--target", "tansu", "--bug", "no-generation-bump"]) == 2
+    assert fuzz_main(["--target", "serve", "--bug", "no-such-bug"]) == 2
+    assert fuzz_main(["--target", "kafka://10.1.2.3:9092", "--minutes", "0.05"]) == 3  # not loopback
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    assert fuzz_main(["--target", f"kafka://127.0.0.1:{port}", "--minutes", "0.05", "--quiet"]) == 3

@@ -1,0 +1,139 @@
+"""The judge on hand-fed observations: wrong answers are findings, every allowed answer is not."""
+
+from __future__ import annotations
+
+from model import messages as m
+from model.coordinator_api import CoordinatorConfig
+from model.vocabulary import ApiKey, Error
+
+from fuzz.judge import NO_RESPONSE, GroupJudge, Tolerance
+
+CFG = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
+                        group_initial_rebalance_delay_ms=0)
+PROTOS = (m.ProtocolMetadata("range", b"\x01"),)
+
+
+def join(mid: str = "", inst: str | None = None, session: int = 1000) -> m.JoinGroupRequest:
+    return m.JoinGroupRequest("g", mid, "consumer", PROTOS, session, 2000, inst)
+
+
+def joined(mid: str, leader: str, gen: int = 1, members: tuple[m.JoinGroupMember, ...] = ()
+           ) -> m.JoinGroupResponse:
+    return m.JoinGroupResponse(Error.NONE, gen, "consumer", "range", leader, mid, False, members)
+
+
+def one_member(j: GroupJudge, t: int = 0) -> str:
+    """A dynamic member joins (MEMBER_ID_REQUIRED, then the join): generation 1, its leader."""
+    j.send(1, ApiKey.JoinGroup, 9, join(), t)
+    assert j.receive(1, t + 1, m.JoinGroupResponse(Error.MEMBER_ID_REQUIRED, -1, None, None, "", "c-1")) is None
+    j.send(2, ApiKey.JoinGroup, 9, join("c-1"), t + 2)
+    me = (m.JoinGroupMember("c-1", None, b"\x01"),)
+    assert j.receive(2, t + 3, joined("c-1", "c-1", 1, me)) is None
+    return "c-1"
+
+
+def test_valid_join_is_no_finding_and_wrong_generation_is() -> None:
+    j = GroupJudge("g", CFG)
+    one_member(j)
+    j.send(3, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 10)
+    assert j.receive(3, 11, m.HeartbeatResponse(Error.NONE)) is None  # CompletingRebalance (2.6.1+)
+    pre = GroupJudge("g", CFG)
+    one_member(pre)
+    pre.send(3, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 10)
+    assert pre.receive(3, 11, m.HeartbeatResponse(Error.REBALANCE_IN_PROGRESS)) is not None
+
+    bad = GroupJudge("g", CFG)
+    bad.send(1, ApiKey.JoinGroup, 9, join(), 0)
+    bad.receive(1, 1, m.JoinGroupResponse(Error.MEMBER_ID_REQUIRED, -1, None, None, "", "c-1"))
+    bad.send(2, ApiKey.JoinGroup, 9, join("c-1"), 2)
+    me = (m.JoinGroupMember("c-1", None, b"\x01"),)
+    f = bad.receive(2, 3, joined("c-1", "c-1", 0, me))  # Tansu's generation 0
+    assert f is not None and f.api == "JoinGroup" and "generation" in f.shape
+    assert f.expected[0]["generation"] == 1 and f.actual["generation"] == 0  # type: ignore[index]
+
+
+def test_member_ids_are_a_bijection() -> None:
+    j = GroupJudge("g", CFG)
+    one_member(j)
+    # the target now claims a different member id for the same member: no hypothesis allows it
+    j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                      (("c-1", b"\x07"),)), 10)
+    assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+    j.send(4, ApiKey.JoinGroup, 9, join("c-1"), 20)
+    f = j.receive(4, 21, joined("c-2", "c-2", 2, (m.JoinGroupMember("c-2", None, b"\x01"),)))
+    assert f is not None
+
+
+def test_timer_within_tolerance_may_or_may_not_have_fired() -> None:
+    """A session expiring around the observation: both answers are allowed; long after, only one."""
+    for answer in (Error.NONE, Error.UNKNOWN_MEMBER_ID):
+        j = GroupJudge("g", CFG, Tolerance(late_ms=500))
+        one_member(j)
+        j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                          (("c-1", b"\x07"),)), 10)
+        assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+        # session 1000 ms armed at ~10 ms: at 1100 ms it may have expired (late tolerance 500)
+        j.send(4, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 1100)
+        assert j.receive(4, 1101, m.HeartbeatResponse(answer)) is None, answer
+    j = GroupJudge("g", CFG, Tolerance(late_ms=500))
+    one_member(j)
+    j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                      (("c-1", b"\x07"),)), 10)
+    j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07"))
+    j.send(4, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 3000)  # long expired
+    f = j.receive(4, 3001, m.HeartbeatResponse(Error.NONE))
+    assert f is not None and f.expected == ({"error": "UNKNOWN_MEMBER_ID"},)
+    # and a timer cannot fire before its deadline: at 200 ms the member is certainly alive
+    j = GroupJudge("g", CFG, Tolerance(late_ms=500))
+    one_member(j)
+    j.send(3, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 200)
+    assert j.receive(3, 201, m.HeartbeatResponse(Error.UNKNOWN_MEMBER_ID)) is not None
+
+
+def v3(mid: str = "") -> m.JoinGroupRequest:
+    return m.JoinGroupRequest("g", mid, "consumer", PROTOS, 1000, 2000, None,
+                              require_known_member_id=False, supports_skip_assignment=False)
+
+
+def test_member_order_is_free_and_members_must_match() -> None:
+    """The leader's member list is in Kafka's hash order: any order is allowed, other ids are not."""
+    def two_members(order: tuple[str, ...]) -> object:
+        j = GroupJudge("g", CFG)
+        j.send(1, ApiKey.JoinGroup, 3, v3(), 0)
+        a = (m.JoinGroupMember("a", None, b"\x01"),)
+        assert j.receive(1, 1, m.JoinGroupResponse(Error.NONE, 1, None, "range", "a", "a", members=a)) is None
+        j.send(2, ApiKey.SyncGroup, 2, m.SyncGroupRequest("g", "a", 1, assignments=(("a", b"\x01"),)), 2)
+        assert j.receive(2, 3, m.SyncGroupResponse(Error.NONE, assignment=b"\x01")) is None
+        j.send(3, ApiKey.JoinGroup, 3, v3(), 4)  # parks: PreparingRebalance
+        j.send(4, ApiKey.JoinGroup, 3, v3("a"), 300)  # the rejoin completes the join phase
+        both = tuple(m.JoinGroupMember(x, None, b"\x01") for x in order)
+        got = j.receive(4, 301, m.JoinGroupResponse(Error.NONE, 2, None, "range", "a", "a", members=both))
+        if got is not None:
+            return got
+        return j.receive(3, 302, m.JoinGroupResponse(Error.NONE, 2, None, "range", "a", "b"))
+    assert two_members(("a", "b")) is None
+    assert two_members(("b", "a")) is None
+    assert two_members(("a", "a")) is not None  # "a" twice: not the model's members
+
+
+def test_no_response_is_judged() -> None:
+    j = GroupJudge("g", CFG, Tolerance(response_bound_ms=1000, process_ms=500))
+    one_member(j)
+    j.send(3, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 10)
+    assert j.silence(500) is None  # still within the bound
+    f = j.silence(2000)
+    assert f is not None and f.actual == NO_RESPONSE and f.api == "Heartbeat"
+
+
+def test_parked_join_must_not_be_answered_early() -> None:
+    """Member c-1 is Stable; a second member's join parks until c-1 rejoins: answering it at once
+    is a finding, and answering the superseded one is too."""
+    j = GroupJudge("g", CFG)
+    one_member(j)
+    j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                      (("c-1", b"\x07"),)), 10)
+    j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07"))
+    j.send(4, ApiKey.JoinGroup, 3, v3(), 20)  # v3 new member: parks in PreparingRebalance
+    assert j.may_be_parked(4, 30)
+    f = j.receive(4, 40, joined("d-1", "d-1", 2, (m.JoinGroupMember("d-1", None, b"\x01"),)))
+    assert f is not None and f.expected == ({"response": "parked (no answer yet)"},)
