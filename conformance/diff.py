@@ -718,6 +718,9 @@ def render_and_verify(ls: Lockstep, d: Difference) -> None:
         except Untranslatable as e:
             reasons.append(f"{shown_by}: {e}")
             continue
+        except AssertionError as e:  # the concrete model refuses the run (e.g. a double answer)
+            reasons.append(f"{shown_by}: the concrete model stopped: {e}")
+            continue
         side = 0 if shown_by == "A" else 1
         mine, theirs = ls.sides[side], ls.sides[1 - side]
         on_mine, on_theirs = run_document(doc, mine.table), run_document(doc, theirs.table)
