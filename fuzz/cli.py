@@ -378,11 +378,10 @@ def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[t
             yield tb.host, tb.port
     elif spec.startswith("kafka-"):
         try:
-            from wire import kafka_broker  # type: ignore[attr-defined]
+            from wire import kafka_broker
         except ImportError:
             raise WireError(f"target {spec}: wire.kafka_broker is not available in this build") from None
-        settings = {k: str(getattr(config, v)) for k, v in _CONFIG_KEYS.items()}
-        with kafka_broker.KafkaBroker(version=spec[len("kafka-"):], config=settings) as kb:
+        with kafka_broker.KafkaBroker(version=spec[len("kafka-"):], config=config) as kb:
             host, _, port = kb.address().rpartition(":")
             yield host, int(port)
     else:

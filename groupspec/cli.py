@@ -96,6 +96,9 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--stop-at-first-violation", action="store_true",
                    help="stop an exploration at its first violation (the fast negative control)")
+    p.add_argument("--refines", default=None, metavar="TABLE",
+                   help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
+                        "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
     a = p.parse_args(list(argv))
     single = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode))
     a.members = 3 if a.members is None else a.members
@@ -127,6 +130,9 @@ def cmd_check(argv: Sequence[str]) -> int:
         check_writable(a.json, "--json")
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
+    if a.refines is not None:
+        from groupspec.diff_cli import resolve_side
+        resolve_side(a.refines, "--refines")  # bad input exits 2 before any exploration
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
@@ -155,6 +161,13 @@ def cmd_check(argv: Sequence[str]) -> int:
     doc["runs"] = [{"label": label, **{k: v for k, v in r.to_json().items()
                                        if k not in ("uncovered_rows",)}}
                    for label, r in reports]
+    if a.refines is not None:
+        from groupspec.diff_cli import refines
+        print(f"\n== refinement: {table.name} against {a.refines}", flush=True)
+        refined = refines(a.table, a.refines, bounds if single or a.v3_joins else None,
+                          max_states=a.max_states, quiet=a.quiet)
+        doc["refines"] = {"against": a.refines, "exit_status": refined}
+        status = 1 if 1 in (status, refined) else max(status, refined)
     if a.prove:
         proof_status = _prove([] if a.table is None else ["--table", a.table])
         doc["proofs_exit_status"] = proof_status
@@ -217,10 +230,11 @@ def _prove(argv: list[str]) -> int:
     return int(mod.prove_main(argv))
 
 
-USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generate,replay,soak,serve,fuzz} ...\n"
+USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generate,diff,replay,soak,serve,fuzz} ...\n"
          "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
          "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
          "  groupspec prove states [--ids N] ...              explorer and solver reach the same states\n"
+         "  groupspec diff --table T --against kafka-3.9      client-visible differences\n"
          "  groupspec scenario run FILE... --target T        run scenario files\n"
          "  groupspec traces generate --groups N --out DIR   make traces with the reference\n"
          "  groupspec replay --input PATH... --output DIR     check traces/logs on Spark\n"
@@ -248,6 +262,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_check(rest)
         if name == "prove":
             return _prove(rest)
+        if name == "diff":
+            from groupspec.diff_cli import diff_main
+            return diff_main(rest)
         if name == "scenario":
             if rest[:1] in (["-h"], ["--help"]):
                 print("usage: groupspec scenario run FILE... --target T [--json FILE] [--allow-remote]\n"

@@ -1,0 +1,767 @@
+"""Client-visible differences between two transition tables (`groupspec diff`, `check --refines`).
+
+Both tables run in lockstep in the abstract mode on the same inputs (client requests, faults and
+timers) within the same bounds. A node of the search is a pair of *sets* of worlds: every world
+table A can be in, and every world table B can be in, after the same inputs with the same
+responses. The model's nondeterministic choices (Kafka's hash-map order) branch inside the sets, so
+a difference exists only when, after some input, one side can give a response that no branch of
+the other side gives. A timer armed on one side only fires there; the other side sees time pass.
+
+What a client sees of a response is what the scenario format can check (`actuals_of`): error
+codes, generations, member ids, leaders, assignments, counts. The search is breadth-first, so the
+differences it reports are the shortest input sequences. Each is rendered as a scenario file
+(`kafka-classic-group-conformance/1`): it is replayed on the concrete model (real member ids, a
+virtual clock; abstract timers become `advance` steps, with keep-alive heartbeats so that only the
+intended timer fires), and then run by the conformance runner on both tables: it must pass on the
+table whose response it expects and fail on the other.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional, TextIO
+
+from model.abstract import (
+    AbstractModel,
+    Action,
+    Bounds,
+    SESSION_MS,
+    Successor,
+    World,
+    client_name,
+)
+from model.concrete import ModelCoordinator, armed_timers
+from model.coordinator_api import CoordinatorConfig
+from model.dsl import Guard, SpecDefect, Superseded, Table
+from model.messages import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    ListGroupsRequest,
+    MemberIdentity,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Request,
+    Response,
+    SyncGroupRequest,
+)
+from model.step import Transition
+from model.vocabulary import Error, TimerEvent
+
+from conformance.expect import Actual, actuals_of
+from conformance.parse import parse_text
+from conformance.runner import Outcome, run_file
+
+GROUP = "g"
+FORMAT = "kafka-classic-group-conformance/1"
+_TIMERS = frozenset(e.value for e in TimerEvent)
+_CLIENT = re.compile(r"\b[cs]\d+(#\d+)?|rid:\d+")
+
+Obs = tuple[tuple[str, str], ...]  # (who, visible response as JSON), sorted; who = "reply" or "rid:<n>"
+Node = tuple[frozenset[World], frozenset[World]]
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    name: str
+    table: Table
+    urgent: tuple[tuple[str, Guard], ...]
+
+
+def visible(response: Response) -> dict[str, Actual]:
+    """The fields of a response a scenario checks, with member ids as the table made them."""
+    a = actuals_of(response, GROUP)
+    if isinstance(response, DescribeGroupsResponse):
+        # member order is not a promise (abstract worlds keep members sorted, Kafka keeps a map)
+        a.pop("first_member_id", None)
+        ids = a.get("member_ids")
+        if isinstance(ids, list):
+            a["member_ids"] = list[Actual](sorted(str(x) for x in ids))
+    return a
+
+
+def _obs(t: Transition, lost: tuple[bool, ...]) -> Obs:
+    items: list[tuple[str, str]] = []
+    if t.reply is not None:
+        items.append(("reply", json.dumps(visible(t.reply), sort_keys=True)))
+    for o in t.outputs:
+        if isinstance(o.response, Superseded):
+            items.append((f"rid:{o.request_id}", "dropped without a response"))
+        else:
+            items.append((f"rid:{o.request_id}", json.dumps(visible(o.response), sort_keys=True)))
+    if any(lost):
+        items.append(("lost", str(lost)))
+    return tuple(sorted(items))
+
+
+def _timer_like(a: Action) -> bool:
+    return a.client < 0 and a.kind in _TIMERS
+
+
+@dataclass
+class Difference:
+    """After `inputs`, side `shown_by` can answer `shown` and the other side cannot."""
+
+    depth: int
+    inputs: tuple[tuple[Action, Obs], ...]  # the common prefix: inputs and the responses seen
+    action: Action
+    shown_by: str  # "A" or "B"
+    shown: Obs
+    a_answers: tuple[Obs, ...]  # every answer side A can give to this input
+    b_answers: tuple[Obs, ...]
+    alternatives: tuple[tuple[str, Obs], ...] = ()  # every (side, answer) the other side lacks
+    labels: tuple[str, ...] = ()
+    scenario: Optional[dict[str, Any]] = None  # verified scenario document
+    scenario_passes_on: str = ""
+    scenario_fails_on: str = ""
+    unrendered: str = ""  # why no scenario could be made
+
+    @property
+    def other(self) -> tuple[Obs, ...]:
+        """Every answer the other side can give to the same input."""
+        return self.b_answers if self.shown_by == "A" else self.a_answers
+
+    def signature(self) -> tuple[object, ...]:
+        """Equal for the same difference shown by another client (names do not matter)."""
+        def anon(x: str) -> str:
+            return _CLIENT.sub("X", x)
+        return (self.action.kind, type(self.action.request).__name__,
+                tuple((side, anon(str(o))) for side, o in self.alternatives))
+
+
+@dataclass
+class DiffReport:
+    a: str
+    b: str
+    bounds: Bounds
+    one_sided: bool
+    nodes: int = 0
+    edges: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    complete: bool = True  # False: cut short by max_nodes
+    frontier: int = 0  # lockstep states beyond the bounds (not expanded)
+    total_differences: int = 0
+    differences: list[Difference] = field(default_factory=list)
+
+
+class Lockstep:
+    def __init__(self, a: Side, b: Side, bounds: Bounds) -> None:
+        self.sides = (a, b)
+        self.models = (AbstractModel(a.table, a.urgent, bounds), AbstractModel(b.table, b.urgent, bounds))
+        self.bounds = bounds
+
+    def initial(self) -> Node:
+        return (frozenset([self.models[0].initial()]), frozenset([self.models[1].initial()]))
+
+    def actions(self, node: Node) -> list[Action]:
+        seen: dict[Action, None] = {}
+        for side, worlds in enumerate(node):
+            for w in worlds:
+                for a in self.models[side].actions(w):
+                    for v in self.models[side].variants(a):
+                        seen.setdefault(v, None)
+        return list(seen)
+
+    def outcomes(self, side: int, worlds: frozenset[World],
+                 a: Action) -> dict[Obs, list[tuple[World, Successor]]]:
+        """Per visible answer, the worlds the side can be in afterwards (with the step taken)."""
+        m = self.models[side]
+        out: dict[Obs, list[tuple[World, Successor]]] = {}
+        for w in worlds:
+            if _timer_like(a) and a not in set(m.actions(w)):
+                # the timer is not armed on this side: time passes, nothing happens
+                out.setdefault((), []).append((w, Successor(a, w, None, False)))
+                continue
+            try:
+                succ = m.apply(w, a)
+            except SpecDefect as e:
+                out.setdefault((("spec-defect", str(e)),), []).append((w, Successor(a, w, None, False)))
+                continue
+            for s in succ:
+                o = () if s.transition is None else _obs(s.transition, s.action.variant)
+                out.setdefault(o, []).append((w, s))
+        return out
+
+
+def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
+                 max_differences: int = 3, max_nodes: Optional[int] = None,
+                 progress: Optional[TextIO] = sys.stderr, render: bool = True,
+                 extra_depth: int = 4) -> DiffReport:
+    """Breadth-first lockstep search for the shortest differences.
+
+    With `render`, each depth's differences are rendered as scenarios and verified on the
+    concrete model; the search stops at the first depth that yields a verified scenario, or
+    `extra_depth` levels after the first difference (reporting the unrendered ones). Without
+    `render` it stops at the first depth with a difference.
+    one_sided: only report answers of A that B cannot give (A refines B when there are none).
+    """
+    ls = Lockstep(a, b, bounds)
+    report = DiffReport(a.name, b.name, bounds, one_sided)
+    start = time.perf_counter()
+    init = ls.initial()
+    ids: dict[Node, int] = {init: 0}
+    nodes: list[Node] = [init]
+    parent: list[tuple[int, Optional[Action], Obs]] = [(-1, None, ())]
+    depth: list[int] = [0]
+    queue: deque[int] = deque([0])
+    first_depth: Optional[int] = None
+    signatures: set[tuple[object, ...]] = set()
+    level: list[Difference] = []  # differences found while expanding the current depth
+    found: list[Difference] = []
+    verified = 0
+    current = 0
+    last = start
+
+    def close_level() -> bool:
+        """Handle the differences of the level just finished; True: stop searching."""
+        nonlocal verified
+        if not level:
+            return False
+        found.extend(level)
+        if not render:
+            return True
+        for d in sorted(level, key=lambda x: x.shown_by):
+            if verified >= max_differences:
+                break
+            render_and_verify(ls, d)
+            verified += d.scenario is not None
+        level.clear()
+        return verified > 0 or (first_depth is not None and current + 1 - first_depth >= extra_depth)
+
+    while queue:
+        n = queue[0]
+        if depth[n] > current:
+            if close_level():
+                break
+            current = depth[n]
+        queue.popleft()
+        node = nodes[n]
+        if not all(ls.models[s].within_bounds(w) for s in (0, 1) for w in node[s]):
+            report.frontier += 1
+            continue
+        for act in ls.actions(node):
+            oa = ls.outcomes(0, node[0], act)
+            ob = ls.outcomes(1, node[1], act)
+            extra = [("A", o) for o in sorted(oa) if o not in ob]
+            if not one_sided:
+                extra += [("B", o) for o in sorted(ob) if o not in oa]
+            if extra:
+                first_depth = depth[n] + 1 if first_depth is None else first_depth
+                shown_by, o = extra[0]
+                d = Difference(depth[n] + 1, _inputs(nodes, parent, n), act, shown_by, o,
+                               tuple(sorted(oa)), tuple(sorted(ob)), alternatives=tuple(extra))
+                if d.signature() not in signatures:
+                    signatures.add(d.signature())
+                    level.append(d)
+            for o in oa:
+                if o not in ob:
+                    continue
+                report.edges += 1
+                nxt = (frozenset(s.world for _, s in oa[o]), frozenset(s.world for _, s in ob[o]))
+                k = ids.get(nxt)
+                if k is None:
+                    k = len(nodes)
+                    ids[nxt] = k
+                    nodes.append(nxt)
+                    parent.append((n, act, o))
+                    depth.append(depth[n] + 1)
+                    queue.append(k)
+        if progress is not None and time.perf_counter() - last > 2.0:
+            last = time.perf_counter()
+            print(f"  diff: {len(nodes):,} lockstep states, depth {depth[n]}, queue {len(queue):,}, "
+                  f"{len(found) + len(level)} difference(s)", file=progress, flush=True)
+        if max_nodes is not None and len(nodes) >= max_nodes:
+            report.complete = False
+            break
+    else:
+        close_level()
+    if level:  # cut short with differences of an unfinished level
+        found.extend(level)
+        if render:
+            for d in level:
+                if verified < max_differences:
+                    render_and_verify(ls, d)
+                    verified += d.scenario is not None
+    report.nodes = len(nodes)
+    report.depth = max(depth)
+    ok = [d for d in found if d.scenario is not None]
+    report.differences = ok if ok else found[:max_differences]
+    report.total_differences = len(found)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _inputs(nodes: list[Node], parent: list[tuple[int, Optional[Action], Obs]],
+            n: int) -> tuple[tuple[Action, Obs], ...]:
+    out: list[tuple[Action, Obs]] = []
+    while parent[n][0] >= 0:
+        p, a, o = parent[n]
+        assert a is not None
+        out.append((a, o))
+        n = p
+    return tuple(reversed(out))
+
+
+def side_path(ls: Lockstep, side: int, d: Difference, final: Obs) -> list[Successor]:
+    """One run of `side` through the difference's inputs with exactly those responses."""
+    m = ls.models[side]
+    layer: dict[World, Optional[tuple[World, Successor]]] = {m.initial(): None}
+    history: list[dict[World, Optional[tuple[World, Successor]]]] = [layer]
+    steps = list(d.inputs) + [(d.action, final)]
+    for a, o in steps:
+        nxt: dict[World, Optional[tuple[World, Successor]]] = {}
+        outs = ls.outcomes(side, frozenset(layer), a)
+        for w, s in outs.get(o, []):
+            nxt.setdefault(s.world, (w, s))
+        layer = nxt
+        history.append(layer)
+        if not layer:
+            return []
+    path: list[Successor] = []
+    w = next(iter(layer))
+    for k in range(len(history) - 1, 0, -1):
+        entry = history[k][w]
+        assert entry is not None
+        path.append(entry[1])
+        w = entry[0]
+    return list(reversed(path))
+
+
+def _labels(ls: Lockstep, d: Difference) -> tuple[str, ...]:
+    side = 0 if d.shown_by == "A" else 1
+    path = side_path(ls, side, d, d.shown)
+    out = []
+    for k, s in enumerate(path, 1):
+        line = f"{k:>3}. {s.action.label(ls.bounds)}"
+        if s.transition is not None:
+            line += f"   [rows: {', '.join(s.transition.rows)}]"
+        out.append(line)
+    return tuple(out)
+
+
+# -- rendering a difference as a scenario, on the concrete model ------------------------------
+
+
+# actual-value names whose expect key is spelled differently
+_EXPECT_KEY = {"members_empty": "members_metadata_and_assignment_empty"}
+
+
+class Untranslatable(Exception):
+    pass
+
+
+_CONFIG = {
+    "group_min_session_timeout_ms": 6000, "group_max_session_timeout_ms": 1800000,
+    "group_initial_rebalance_delay_ms": 3000, "new_member_join_timeout_ms": 300000,
+}
+
+
+class _Render:
+    """Replays one abstract run on the concrete model and writes it down as scenario steps."""
+
+    def __init__(self, ls: Lockstep, side: int) -> None:
+        self.ls = ls
+        self.model = ls.models[side]
+        self.config_doc: dict[str, Any] = dict(_CONFIG, group_max_size=ls.bounds.group_max_size)
+        self.cc = ModelCoordinator(CoordinatorConfig(
+            group_min_session_timeout_ms=_CONFIG["group_min_session_timeout_ms"],
+            group_max_session_timeout_ms=_CONFIG["group_max_session_timeout_ms"],
+            group_max_size=ls.bounds.group_max_size,
+            group_initial_rebalance_delay_ms=_CONFIG["group_initial_rebalance_delay_ms"],
+            new_member_join_timeout_ms=_CONFIG["new_member_join_timeout_ms"]),
+            table=ls.sides[side].table)
+        self.steps: list[dict[str, Any]] = []
+        self.names: dict[str, tuple[str, str]] = {}  # abstract id -> (binding, concrete id)
+        self.literal: set[str] = set()
+        self.rid_step: dict[int, str] = {}  # abstract request id -> scenario step id
+        self.outstanding: dict[str, str] = {}  # step id -> op, not yet answered
+        self.got: dict[str, list[Response]] = {}  # step id -> concrete responses
+        self.counter = 0
+        self.nbind = 0
+
+    # ids
+    def member(self, aid: str) -> str:
+        if aid == "" or aid in self.literal:
+            return aid
+        if aid in self.names:
+            return "$" + self.names[aid][0]
+        self.literal.add(aid)
+        return aid
+
+    def concrete(self, aid: str) -> str:
+        return self.names[aid][1] if aid in self.names else aid
+
+    def shown(self, aid: str) -> str:
+        """An abstract id as an expect value; raises if it was never bound."""
+        if aid == "" or aid in self.literal:
+            return aid
+        if aid in self.names:
+            return "$" + self.names[aid][0]
+        raise Untranslatable(f"member id {aid} is checked before any response told it")
+
+    # requests
+    def _send(self, req: Request, step: dict[str, Any], abstract_rid: int) -> str:
+        self.counter += 1
+        sid = f"r{self.counter}"
+        step["id"] = sid
+        self.steps.append(step)
+        self.outstanding[sid] = step["op"]
+        if abstract_rid > 0:
+            self.rid_step[abstract_rid] = sid
+
+        def callback(r: Response, sid: str = sid) -> None:
+            self.got.setdefault(sid, []).append(r)
+
+        self.cc.handle(req, callback)
+        return sid
+
+    def request(self, w: World, a: Action) -> Optional[str]:
+        r = a.request
+        rid = self.model.request_id(w, a.client) if a.kind != "admin" else 0
+        if a.append_fails and not isinstance(r, JoinGroupRequest):
+            raise Untranslatable("a failing log append on SyncGroup/OffsetCommit has no scenario step")
+        if isinstance(r, JoinGroupRequest):
+            step: dict[str, Any] = {
+                "op": "join", "member": self.member(r.member_id),
+                "protocols": [{"name": p.name, "metadata": p.metadata.hex()} for p in r.protocols],
+                "protocol_type": r.protocol_type, "session_timeout_ms": r.session_timeout_ms,
+                "rebalance_timeout_ms": r.rebalance_timeout_ms,
+                "require_known_member_id": r.require_known_member_id,
+                "supports_skip_assignment": r.supports_skip_assignment, "client_id": r.client_id}
+            if r.group_instance_id is not None:
+                step["instance_id"] = r.group_instance_id
+            if a.append_fails:
+                step["append_error"] = Error.NOT_LEADER_OR_FOLLOWER.name
+            creq: Request = replace(r, member_id=self.concrete(r.member_id))
+            if a.append_fails:
+                self.cc.set_append_result(Error.NOT_LEADER_OR_FOLLOWER)
+                try:
+                    return self._send(creq, step, rid)
+                finally:
+                    self.cc.set_append_result(Error.NONE)
+        elif isinstance(r, SyncGroupRequest):
+            step = {"op": "sync", "member": self.member(r.member_id), "generation": r.generation_id,
+                    "assignments": {self.member(m): v.hex() for m, v in r.assignments},
+                    "protocol_type": r.protocol_type, "protocol_name": r.protocol_name}
+            if r.protocol_type is None:
+                del step["protocol_type"]
+            if r.protocol_name is None:
+                del step["protocol_name"]
+            if r.group_instance_id is not None:
+                step["instance_id"] = r.group_instance_id
+            creq = replace(r, member_id=self.concrete(r.member_id),
+                           assignments=tuple((self.concrete(m), v) for m, v in r.assignments))
+        elif isinstance(r, HeartbeatRequest):
+            step = {"op": "heartbeat", "member": self.member(r.member_id), "generation": r.generation_id}
+            if r.group_instance_id is not None:
+                step["instance_id"] = r.group_instance_id
+            creq = replace(r, member_id=self.concrete(r.member_id))
+        elif isinstance(r, OffsetCommitRequest):
+            step = {"op": "commit", "member": self.member(r.member_id), "generation": r.generation_id,
+                    "offsets": {str(tp): off for tp, off in r.offsets}}
+            if r.group_instance_id is not None:
+                step["instance_id"] = r.group_instance_id
+            creq = replace(r, member_id=self.concrete(r.member_id))
+        elif isinstance(r, LeaveGroupRequest):
+            members = []
+            for m in r.members:
+                e: dict[str, Any] = {"member_id": self.member(m.member_id)}
+                if m.group_instance_id is not None:
+                    e["instance_id"] = m.group_instance_id
+                members.append(e)
+            step = {"op": "leave", "members": members}
+            creq = replace(r, members=tuple(MemberIdentity(self.concrete(m.member_id), m.group_instance_id)
+                                            for m in r.members))
+        elif isinstance(r, DescribeGroupsRequest):
+            step, creq = {"op": "describe"}, r
+        elif isinstance(r, ListGroupsRequest):
+            step, creq = {"op": "list_groups"}, r
+            if r.states_filter:
+                step["states"] = list(r.states_filter)
+        elif isinstance(r, OffsetFetchRequest):
+            step, creq = {"op": "fetch_offsets",
+                          "partitions": None if r.partitions is None else [str(p) for p in r.partitions]}, r
+        elif isinstance(r, DeleteGroupsRequest):
+            step, creq = {"op": "delete_groups", "groups": list(r.group_ids)}, r
+        else:
+            raise Untranslatable(f"no scenario step for {type(r).__name__}")
+        return self._send(creq, step, rid)
+
+    # timers
+    def fire(self, a: Action) -> None:
+        if a.kind == TimerEvent.PartitionUnload.value:
+            self.steps.append({"op": "setup_unload", "backdoor": True})
+            self.cc.unload(GROUP)
+            return
+        if a.kind == TimerEvent.PartitionLoad.value:
+            self.steps.append({"op": "setup_load", "backdoor": True})
+            self.cc.load(GROUP)
+            return
+        if a.kind == TimerEvent.OffsetsExpire.value:
+            raise Untranslatable("offsets expiry has no scenario step")
+        target_member = None if a.member_id is None else self.concrete(a.member_id)
+        for _ in range(64):
+            g = self.cc.group(GROUP)
+            timers = armed_timers(g)
+            mine = [t for t in timers if t[2] == a.kind and t[3] == target_member]
+            if not mine:
+                raise Untranslatable(f"{a.kind} is not armed on the concrete model")
+            deadline = mine[0][0]
+            now = self.cc.now_ms()
+            before = [t for t in timers if t is not mine[0] and t[0] <= deadline]
+            if not before:
+                self.advance(deadline + 1 - now)
+                return
+            blocking = [t for t in before if t[2] != TimerEvent.MemberSessionExpire.value]
+            if blocking:
+                raise Untranslatable(f"{blocking[0][2]} would fire before {a.kind}")
+            # keep the other members alive with a heartbeat just before their sessions end
+            first = min(t[0] for t in before)
+            if first > now:
+                self.advance(first - now)
+            for t in before:
+                if t[0] <= self.cc.now_ms():
+                    self.keep_alive(t[3] or "", g.generation)
+        raise Untranslatable(f"could not make {a.kind} fire alone")
+
+    def advance(self, ms: int) -> None:
+        if ms > 0:
+            self.steps.append({"op": "advance", "ms": ms})
+            self.cc.advance(ms)
+
+    def keep_alive(self, concrete_id: str, generation: int) -> None:
+        name = next((n for n, c in self.names.values() if c == concrete_id), None)
+        if name is None:
+            raise Untranslatable("a member to keep alive was never named")
+        m = next(m for m in self.cc.group(GROUP).members if m.member_id == concrete_id)
+        step: dict[str, Any] = {"op": "heartbeat", "member": "$" + name, "generation": generation}
+        if m.instance_id is not None:
+            step["instance_id"] = m.instance_id
+        req = HeartbeatRequest(GROUP, concrete_id, generation, m.instance_id)
+        self.counter += 1
+        step["id"] = f"keepalive{self.counter}"
+        self.steps.append(step)
+        self.cc.handle(req, lambda r: None)
+
+    # responses
+    def expect_of(self, aresp: Response, cresp: Response, binder: dict[str, Any]) -> dict[str, Any]:
+        """The abstract response as expect keys (ids through bindings); binds a new member id."""
+        va = visible(aresp)
+        exp: dict[str, Any] = {}
+        for k, v in va.items():
+            if k in ("member_id", "leader", "member_ids") or v is None:
+                continue
+            exp[_EXPECT_KEY.get(k, k)] = v
+        if isinstance(aresp, JoinGroupResponse):
+            assert isinstance(cresp, JoinGroupResponse)
+            aid, cid = aresp.member_id, cresp.member_id
+            if aid and aid not in self.literal and (aid not in self.names or self.names[aid][1] != cid):
+                self.nbind += 1
+                name = f"{aid.replace('#', '_')}_{self.nbind}"
+                self.names[aid] = (name, cid)
+                binder["member_id"] = name
+                exp["member_id_not"] = sorted({"$" + n for n, _ in self.names.values() if n != name})
+                if not exp["member_id_not"]:
+                    del exp["member_id_not"]
+            else:
+                exp["member_id"] = self.shown(aid)
+            if aresp.leader:
+                exp["leader"] = "self" if aresp.leader == aresp.member_id else self.shown(aresp.leader)
+        ids = va.get("member_ids")
+        if isinstance(aresp, DescribeGroupsResponse) and isinstance(ids, list):
+            exp["member_ids"] = [self.shown(str(x)) for x in ids]
+        return exp
+
+    def check(self, s: Successor, sid: Optional[str], final: bool) -> None:
+        """Write the checks of one step's responses; the concrete run must have given the same."""
+        t = s.transition
+        req_index = len(self.steps) - 1 if sid is not None else -1
+        while sid is not None and self.steps[req_index].get("id") != sid:
+            req_index -= 1
+        answers: list[tuple[str, Optional[Response], bool]] = []
+        if t is not None:
+            if t.reply is not None:
+                if sid is None:
+                    raise Untranslatable("a reply to no request")
+                answers.append((sid, t.reply, True))
+            for o in t.outputs:
+                psid = self.rid_step.get(o.request_id)
+                if psid is None:
+                    if o.request_id < 1:
+                        continue
+                    raise Untranslatable(f"an answer to unknown request {o.request_id}")
+                answers.append((psid, None if isinstance(o.response, Superseded) else o.response, False))
+        if sid is not None and not (t is not None and t.reply is not None):
+            self.steps[req_index]["await"] = "later"
+        # leaders first: a follower's JoinGroup response names the leader bound by the leader's
+        answers.sort(key=lambda x: 0 if isinstance(x[1], JoinGroupResponse)
+                     and x[1].leader == x[1].member_id else 1)
+        answered = {x for x, r, _ in answers if r is not None}
+        for x in self.got:
+            if not x.startswith("keepalive") and x not in answered:
+                raise Untranslatable(f"the concrete model answered {x} where the run did not")
+        for x, aresp, is_reply in answers:
+            if aresp is None:
+                continue
+            got = self.got.pop(x, [])
+            if len(got) != 1:
+                raise Untranslatable(f"the concrete model gave {len(got)} answers to {x}")
+            binder: dict[str, Any] = {}
+            exp = self.expect_of(aresp, got[0], binder)
+            concrete, abstract = self._ids(visible(got[0]), True), self._ids(visible(aresp), False)
+            if concrete != abstract:
+                raise Untranslatable(f"the concrete model took another branch at {x}: "
+                                     f"{concrete} where the run has {abstract}")
+            if is_reply:
+                self.steps[req_index]["expect"] = exp
+                if binder:
+                    self.steps[req_index]["bind"] = binder
+            else:
+                step: dict[str, Any] = {"op": "check_response", "id": x, "expect": exp}
+                if binder:
+                    step["bind"] = binder
+                self.steps.append(step)
+            self.outstanding.pop(x, None)
+        self.got.clear()
+        for x, aresp, _ in answers:
+            if aresp is None:  # dropped: never answered
+                self.steps.append({"op": "check_pending", "id": x})
+        if final:
+            for x in sorted(self.outstanding):
+                self.steps.append({"op": "check_pending", "id": x})
+
+    def _ids(self, v: dict[str, Actual], concrete: bool) -> str:
+        """A visible response with member ids replaced by their bindings (for comparison)."""
+        table = ({c: "$" + n for n, c in self.names.values()} if concrete
+                 else {a: "$" + n for a, (n, _) in self.names.items()})
+        out: dict[str, Actual] = {}
+        for k, x in v.items():
+            if k in ("member_id", "leader") and isinstance(x, str):
+                out[k] = table.get(x, x)
+            elif k == "member_ids" and isinstance(x, list):
+                out[k] = list[Actual](sorted(table.get(str(y), str(y)) for y in x))
+            else:
+                out[k] = x
+        return json.dumps(out, sort_keys=True)
+
+    def document(self, title: str, source: str) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "defaults": {"group": GROUP, "config": self.config_doc,
+                         "join": {"client_id": "c", "protocol_type": "consumer",
+                                  "protocols": [{"name": "range", "metadata": "00"}],
+                                  "session_timeout_ms": SESSION_MS, "rebalance_timeout_ms": 30000,
+                                  "require_known_member_id": True, "supports_skip_assignment": True}},
+            "scenarios": [{"name": title, "source": source, "steps": self.steps}],
+        }
+
+
+def render(ls: Lockstep, d: Difference) -> dict[str, Any]:
+    """The scenario document of a difference, from the side that shows the response."""
+    side = 0 if d.shown_by == "A" else 1
+    path = side_path(ls, side, d, d.shown)
+    if not path:
+        raise Untranslatable("the run could not be replayed")
+    r = _Render(ls, side)
+    for k, s in enumerate(path):
+        a = s.action
+        sid: Optional[str] = None
+        if a.kind in ("send", "impersonate", "admin"):
+            sid = r.request(ls.models[side].initial() if k == 0 else path[k - 1].world, a)
+        elif _timer_like(a):
+            if s.transition is None:
+                r.advance(0)  # not armed on this side: nothing to do
+            else:
+                r.fire(a)
+        # crash, stall, request-timeout, lost responses: the client's business, no request
+        r.check(s, sid, final=k == len(path) - 1)
+    other = "B" if d.shown_by == "A" else "A"
+    names = {"A": ls.sides[0].name, "B": ls.sides[1].name}
+    title = (f"{names[d.shown_by]} answers {d.action.label(ls.bounds)} in a way "
+             f"{names[other]} cannot (after {d.depth - 1} earlier inputs)")
+    return r.document(title, f"groupspec diff {names['A']} vs {names['B']}, {ls.bounds.describe()}")
+
+
+def run_document(doc: dict[str, Any], table: Table) -> Outcome:
+    """Run a scenario document on the concrete model with `table` (the conformance runner)."""
+    f = parse_text(json.dumps(doc), "<diff>")
+
+    def factory(config: CoordinatorConfig) -> ModelCoordinator:
+        return ModelCoordinator(config, table=table)
+
+    results = run_file(f, factory)
+    if any(x.outcome is Outcome.FAIL for x in results):
+        return Outcome.FAIL
+    if any(x.outcome is Outcome.SKIP for x in results):
+        return Outcome.SKIP
+    return Outcome.PASS
+
+
+def render_and_verify(ls: Lockstep, d: Difference) -> None:
+    """Find a scenario that passes on the side that shows an answer and fails on the other."""
+    reasons = []
+    d.labels = _labels(ls, d)
+    for shown_by, o in d.alternatives or ((d.shown_by, d.shown),):
+        cand = replace(d, shown_by=shown_by, shown=o)
+        try:
+            doc = render(ls, cand)
+        except Untranslatable as e:
+            reasons.append(f"{shown_by}: {e}")
+            continue
+        except AssertionError as e:  # the concrete model refuses the run (e.g. a double answer)
+            reasons.append(f"{shown_by}: the concrete model stopped: {e}")
+            continue
+        side = 0 if shown_by == "A" else 1
+        mine, theirs = ls.sides[side], ls.sides[1 - side]
+        on_mine, on_theirs = run_document(doc, mine.table), run_document(doc, theirs.table)
+        if on_mine is Outcome.PASS and on_theirs is Outcome.FAIL:
+            d.shown_by, d.shown = shown_by, o
+            d.scenario, d.scenario_passes_on, d.scenario_fails_on = doc, mine.name, theirs.name
+            d.labels = _labels(ls, d)
+            return
+        reasons.append(f"{shown_by}: the scenario gives {on_mine.name} on {mine.name} and "
+                       f"{on_theirs.name} on {theirs.name}")
+    d.unrendered = "; ".join(reasons)
+
+
+def describe_obs(o: Obs) -> str:
+    if not o:
+        return "(no response)"
+    return "; ".join(f"{who} <= {what}" for who, what in o)
+
+
+def render_report(r: DiffReport, out: TextIO, write_scenario: Callable[[int, dict[str, Any]], Optional[str]]) -> None:
+    print(f"{r.nodes:,} lockstep states, {r.edges:,} edges, depth {r.depth}, {r.seconds:.1f} s", file=out)
+    for k, d in enumerate(r.differences, 1):
+        shown = r.a if d.shown_by == "A" else r.b
+        other = r.b if d.shown_by == "A" else r.a
+        print(f"\nDIFFERENCE {k} (after {d.depth} inputs): {shown} can answer what {other} cannot", file=out)
+        for line in d.labels or tuple(f"{i:>3}. {a.label(r.bounds)}" for i, (a, _) in enumerate(d.inputs, 1)):
+            print("  " + line, file=out)
+        if not d.labels:
+            print(f"  {d.depth:>3}. {d.action.label(r.bounds)}", file=out)
+        print(f"  {shown}: {describe_obs(d.shown)}", file=out)
+        for o in d.other or ((),):
+            print(f"  {other}: {describe_obs(o)}", file=out)
+        if d.scenario is not None:
+            where = write_scenario(k, d.scenario)
+            print(f"  scenario (passes on {d.scenario_passes_on}, fails on {d.scenario_fails_on})"
+                  + (f": {where}" if where else ":"), file=out)
+            if where is None:
+                print(json.dumps(d.scenario, indent=2), file=out)
+        elif d.labels:
+            print(f"  no scenario: {d.unrendered}", file=out)
+
+
+__all__ = ["Side", "Difference", "DiffReport", "explore_diff", "render_report", "run_document",
+           "client_name"]
