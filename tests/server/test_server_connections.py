@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 import time
 
-from served import raw_connect, read_frame, request_frame, wait_for
+from served import call, raw_connect, read_frame, request_frame, wait_for
 
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
@@ -67,3 +67,20 @@ def test_next_deadline_is_the_earliest_armed_timer() -> None:
     ref.advance(1)
     assert len(got) == 2 and got[1].error is Error.NONE  # type: ignore[union-attr]
     assert ref.next_deadline_ms() == 3101 + 10000  # the member's session, re-armed at completion
+
+
+def test_api_versions_and_find_coordinator_error_answers() -> None:
+    """ApiVersions v3 with an invalid client software name is INVALID_REQUEST (KafkaApis checks
+    ApiVersionsRequest.isValid); FindCoordinator for a transaction id is COORDINATOR_NOT_AVAILABLE
+    (no transaction coordinator here), an unknown key type INVALID_REQUEST; the connection stays open."""
+    with start_in_thread(CoordinatorConfig()) as handle:
+        with raw_connect(handle.port) as sock:
+            bad = call(sock, ApiKey.ApiVersions, 3, {"client_software_name": "bad name!",
+                                                     "client_software_version": "1"}, 1)
+            assert bad["error_code"] == 42 and bad["api_keys"] == []
+            found = call(sock, ApiKey.FindCoordinator, 4, {"key_type": 1, "coordinator_keys": ["tx"]}, 2)
+            assert [(c["key"], c["error_code"]) for c in found["coordinators"]] == [("tx", 15)]
+            old = call(sock, ApiKey.FindCoordinator, 1, {"key": "x", "key_type": 7}, 3)
+            assert old["error_code"] == 42
+            good = call(sock, ApiKey.FindCoordinator, 1, {"key": "g", "key_type": 0}, 4)
+            assert (good["error_code"], good["node_id"], good["port"]) == (0, 0, handle.port)
