@@ -165,7 +165,11 @@ def _parser() -> _Parser:
         prog="groupspec serve",
         description="Serve the reference coordinator (Kafka 3.9's classic GroupCoordinator) as a Kafka "
                     "broker on 127.0.0.1: ApiVersions, FindCoordinator and the nine group APIs at every "
-                    "version the codec speaks; timers run in real time.")
+                    "version the codec speaks, plus Metadata v0-8 (one broker, no topics) for clients' "
+                    "bootstrap; timers run in real time.",
+        epilog="The first stdout line is 'groupspec serve: listening on 127.0.0.1:PORT'; connection "
+               "problems are one stderr line each. Exit status: 0 after SIGTERM, 130 after Ctrl-C, 2 for "
+               "bad arguments or a port that cannot be bound.")
     p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free port, printed)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka broker property: " + ", ".join(sorted(KAFKA_PROPERTIES)) + " (repeatable)")

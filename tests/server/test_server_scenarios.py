@@ -47,20 +47,20 @@ def test_every_scenario_file_has_the_reference_outcome_over_the_wire() -> None:
     assert len(pairs) >= 70
     counts: Counter[str] = Counter()
     for ref, srv in pairs:
-        assert ref.outcome is Outcome.PASS, ref.describe()
-        if srv.outcome is Outcome.SKIP:
-            assert srv.reason.startswith(WIRE_SKIPS) or "cannot run this config" in srv.reason, srv.describe()
+        if srv.outcome is Outcome.SKIP and ref.outcome is not Outcome.FAIL:
+            assert srv.reason.startswith(WIRE_SKIPS), srv.describe()
             kind = "all steps run, some check_group keys not performable" if srv.reason.startswith(
                 WIRE_SKIPS[3]) else "not runnable on a wire target"
             counts[f"SKIP ({kind})"] += 1
         else:
-            assert srv.outcome is ref.outcome, srv.describe()
+            assert srv.outcome is ref.outcome, (ref.describe(), srv.describe())
+            if ref.failure is not None:  # a scenario the reference fails must fail at the same step
+                assert srv.failure is not None and srv.failure.step_index == ref.failure.step_index
             counts[srv.outcome.value] += 1
     print(f"\nserve vs reference over {len(pairs)} scenarios: {dict(counts)}")
-    # Pinned so that a change in what the wire path can run is seen: 10 pass outright, 55 run every
-    # step but skip unmappable check_group keys, 12 need hooks or configs no broker has.
-    assert counts == {"PASS": 10, "SKIP (all steps run, some check_group keys not performable)": 55,
-                      "SKIP (not runnable on a wire target)": 12}
+    # On the scenario files of 2026-11-23: 10 PASS, 55 SKIP with every step run, 12 SKIP not
+    # runnable (benchmarks/serve_results.md). Not pinned exactly: other branches add scenario files.
+    assert counts["PASS"] >= 10 and counts["SKIP (all steps run, some check_group keys not performable)"] >= 55
 
 
 @pytest.mark.parametrize(("bug", "at_least"), [("no-generation-bump", 50), ("leave-no-rebalance", 3),
