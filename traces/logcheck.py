@@ -110,11 +110,15 @@ _SAME_GENERATION: Final = frozenset(
 
 
 class _Violation(Exception):
-    def __init__(self, expected: str, actual: str, rows: str = "") -> None:
+    """kind: "state" (a line the possible states cannot explain: lines may be missing), or "generation",
+    "member", "count" (what no missing line can explain)."""
+
+    def __init__(self, expected: str, actual: str, rows: str = "", kind: str = "state") -> None:
         super().__init__(expected)
         self.expected = expected
         self.actual = actual
         self.rows = rows
+        self.kind = kind
 
 
 @dataclass(slots=True)
@@ -125,6 +129,8 @@ class LogChecker:
     stabilized_count: dict[int, int] = field(default_factory=dict)
     removed: set[str] = field(default_factory=set)
     coverage: Counter[str] = field(default_factory=Counter)
+    # After lines went missing the generation is unknown, but it cannot be below the last one seen.
+    floor: Optional[int] = None
 
     def _unlogged(self) -> frozenset[GroupState]:
         """States reachable by steps no line shows (see module docstring)."""
@@ -137,17 +143,31 @@ class LogChecker:
         if member is None:
             return
         if member in self.removed:
-            raise _Violation(f"{member} to be a member", f"{member} removed again")
+            raise _Violation(f"{member} to be a member", f"{member} removed again", kind="member")
         self.removed.add(member)
 
     def restart(self) -> None:
-        """Forget the state and generation (kept: members seen removed, whose ids never come back)."""
+        """Lines are missing: forget the state and the generation. Kept: the members seen removed (their
+        ids never come back) and the generation as a floor (generations never go back, unless the
+        group was deleted and re-created at 0)."""
+        if self.generation is not None:
+            self.floor = self.generation if self.floor is None else max(self.floor, self.generation)
         self.possible, self.generation = ALL_STATES, None
         self.stabilized_count.clear()
 
+    def _above_floor(self, e: TraceEvent) -> None:
+        if e.generation is None or self.floor is None or self.generation is not None:
+            return
+        name = e.log_event
+        if name in _NEXT_GENERATION and e.generation <= self.floor:
+            raise _Violation(f"generation above {self.floor}", f"generation {e.generation}", kind="generation")
+        if (name in _SAME_GENERATION and e.generation < self.floor
+                and not (name == LogEvent.PrepareRebalance.name and e.generation == 0)):
+            raise _Violation(f"generation {self.floor} or later", f"generation {e.generation}", kind="generation")
+
     def _gen(self, logged: Optional[int], expected: Optional[int], what: str) -> None:
         if logged is not None and expected is not None and logged != expected:
-            raise _Violation(f"{what} {expected}", f"{what} {logged}")
+            raise _Violation(f"{what} {expected}", f"{what} {logged}", kind="generation")
 
     def gap(self, e: TraceEvent) -> None:
         """Raise _Gap if the line is ahead of the generation the log has shown so far."""
@@ -170,13 +190,14 @@ class LogChecker:
             self._remove(e.member_id)
             return
         self.gap(e)
+        self._above_floor(e)
         possible = self._unlogged()
         # A re-created group restarts at generation 0 (only if it may have been re-created).
         recreated = bool(self.possible & GONE) and S.Empty in possible
         generation = self.generation
         targets = _TRANSITIONS.get(name or "")
         if name == LogEvent.Loaded.name:
-            self.possible, self.generation = frozenset({S.Stable, S.Empty}), e.generation
+            self.possible, self.generation, self.floor = frozenset({S.Stable, S.Empty}), e.generation, None
             self.stabilized_count.clear()
             return
         if targets is not None:
@@ -228,7 +249,7 @@ class LogChecker:
             if e.generation is not None and e.member_count is not None:
                 counted = self.stabilized_count.get(e.generation)
                 if counted is not None and counted != e.member_count:
-                    raise _Violation(f"{counted} members (Stabilized)", f"{e.member_count} members")
+                    raise _Violation(f"{counted} members (Stabilized)", f"{e.member_count} members", kind="count")
             self.possible = frozenset({S.CompletingRebalance, S.Stable})
             if e.generation is not None:
                 self.generation = e.generation
@@ -258,11 +279,17 @@ class LogChecker:
                 self.generation = 0
 
 
-def _fresh_start(e: TraceEvent) -> bool:
-    """A first line that leaves nothing to assume about the group's past."""
-    if e.log_event == LogEvent.Loaded.name:
-        return True
-    return e.log_event == LogEvent.PrepareRebalance.name and e.generation == 0
+def _fresh_start(events: Sequence[TraceEvent]) -> bool:
+    """The log shows the group from its creation (joins into an Empty group, then the rebalance from
+    generation 0) or from its loading: nothing to assume about its past."""
+    for e in events:
+        if e.log_event == LogEvent.Loaded.name:
+            return True
+        if e.generation is not None:
+            return e.log_event == LogEvent.PrepareRebalance.name and e.generation == 0
+        if e.to_state != S.Empty.name:
+            return False
+    return False
 
 
 def check_group(group_id: str, events: Sequence[TraceEvent], edges: Edges) -> Verdict:
@@ -277,7 +304,7 @@ def check_group(group_id: str, events: Sequence[TraceEvent], edges: Edges) -> Ve
         return Verdict(group_id, CLUSTER_STATUS, len(events))
     checker = LogChecker(edges)
     assumptions: list[str] = []
-    if events and not _fresh_start(events[0]):
+    if events and not _fresh_start(events):
         assumptions.append(f"the group existed before its first line ({events[0].origin})")
     broker: Optional[int] = None
     for e in events:
@@ -294,6 +321,13 @@ def check_group(group_id: str, events: Sequence[TraceEvent], edges: Edges) -> Ve
                 assumptions.append(f"lines are missing before {e.origin} ({gap.text})")
                 checker.restart()
                 checker.check(e)
+            except _Violation as v:
+                if v.kind != "state":
+                    raise
+                # Explained if lines are missing (a grep excerpt): judged afresh, generations kept.
+                checker.restart()
+                checker.check(e)
+                assumptions.append(f"lines are missing before {e.origin} (it needs {v.expected}; before it: {v.actual})")
         except _Violation as v:
             return Verdict(
                 group_id, VIOLATION, len(events),

@@ -49,10 +49,24 @@ _ENVELOPE: Final = re.compile(
     rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (.*) \(([\w.$]+)\)(?: \[[^\]]*\])?\s*$"
 )
 _LOGGER_ONLY: Final = re.compile(r"\(([\w.$]+)\)(?: \[[^\]]*\])?\s*$")
-# The start of a coordinator record whose end (the logger) is missing: a line cut mid-message.
-_CUT: Final = re.compile(
-    rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (?:\[GroupCoordinator[ \]]|\[GroupMetadataManager brokerId=|.*\((?:org\.apache\.)?kafka\.coordinator\.group\.)"
-)
+# The start of a record (its end may be missing: a line cut mid-message, or a multi-line message).
+_START: Final = re.compile(rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (?P<rest>.*)$")
+_COORDINATOR_PREFIXES: Final = ("[GroupCoordinator ", "[GroupMetadataManager brokerId=")
+_COORDINATOR_PACKAGE: Final = re.compile(r"\((?:org\.apache\.)?kafka\.coordinator\.group\.")
+
+
+def _cut_coordinator_record(line: str) -> bool:
+    """A coordinator record that lost its end: its message starts with (a part of) a coordinator
+    prefix, or it names a coordinator logger that is not at the end of the line."""
+    start = _START.search(line)
+    if start is None:
+        return False
+    rest = start.group("rest")
+    if len(rest) >= 2 and any(rest.startswith(p) or p.startswith(rest) for p in _COORDINATOR_PREFIXES):
+        return True
+    return _COORDINATOR_PACKAGE.search(rest) is not None
+
+
 _PREFIX: Final = re.compile(
     r"^(?:\[GroupCoordinator (?P<b1>\d+)\]: |\[GroupMetadataManager brokerId=(?P<b2>\d+)\] |"
     r"\[GroupCoordinator id=(?P<b3>\d+)(?: topic=__consumer_offsets partition=\d+)?\] )"
@@ -276,7 +290,7 @@ def parse_line(line: str, origin: str, seq: int) -> Optional[TraceEvent]:
     if envelope is None:
         if logger_of(line) in COORDINATOR_LOGGERS:
             raise LogLineError("malformed log4j line (timestamp or level)")
-        if _CUT.search(line):
+        if _cut_coordinator_record(line):
             raise LogLineError("coordinator line cut short: no '(logger)' at its end")
         return None
     logger = envelope.group(10)
