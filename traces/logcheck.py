@@ -16,6 +16,13 @@ Each line must be explained from some possible state:
 
 Steps no line shows: a Dead/removed group may be re-created Empty at generation 0 (the table's
 Missing -> Empty rows), and a persisted leader assignment moves CompletingRebalance -> Stable.
+
+Lines may be missing (grep excerpts, rotated logs, several brokers in one file): a line ahead of the
+generation seen, or a line the possible states cannot explain, restarts the check from that line
+(any state; removed members and the generation as a floor kept) and the verdict stays `ok` with a
+note "consistent with Kafka, assuming ..." (`check_group`). A generation that goes back, a member
+removed twice and a member count that disagrees with its generation's Stabilized line are violations
+whatever lines are missing.
 """
 
 from __future__ import annotations

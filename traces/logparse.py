@@ -7,9 +7,14 @@ brokerId=<broker>] ` (Scala GroupMetadataManager), nothing (Scala GroupMetadata)
 `[GroupCoordinator id=<node> topic=__consumer_offsets partition=<p>] ` (the Java port, logger
 org.apache.kafka.coordinator.group.GroupMetadataManager).
 
+The record may follow any prefix ending in a space or `|#*>` (docker compose, `kubectl logs
+--timestamps`, comments), with the timestamp bracketed or bare, and Strimzi's `[thread]` after the
+logger. Real examples: tests/data/broker-logs (SOURCES there).
+
 `parse_line` returns a TraceEvent, `None` for a line of another logger (or a continuation line of a
-multi-line entry), and raises `LogLineError` for a coordinator line it cannot read. Timestamps are
-read as UTC. Group ids are taken to contain no whitespace.
+multi-line entry), and raises `LogLineError` for a coordinator line it cannot read, including a
+coordinator record cut mid-message and numbers beyond Kafka's int32. Timestamps are read as UTC.
+Group ids are taken to contain no whitespace.
 """
 
 from __future__ import annotations
