@@ -142,6 +142,8 @@ def make_stage2(fmt: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
         out.extend(judge.coverage_rows())
         if judge.ignored:
             out.append({name: None for name in schema.names} | {"table": "ignored", "count": judge.ignored})
+        if judge.duplicates:
+            out.append({name: None for name in schema.names} | {"table": "duplicates", "count": judge.duplicates})
         if out:
             yield _to_batch(out, schema)
 
@@ -298,6 +300,7 @@ def run(
             F.sum(F.when(F.col("status") == INCOMPLETE, 1).otherwise(0)).alias("incomplete"),
         ).first()
         ignored = staged_out.where(F.col("table") == "ignored").agg(F.sum("count")).first()[0] or 0
+        duplicates = staged_out.where(F.col("table") == "duplicates").agg(F.sum("count")).first()[0] or 0
         counts = Counts(
             rows=count_input_rows(spark, inputs),
             replayed=int(agg["replayed"] or 0),
@@ -306,6 +309,7 @@ def run(
             groups=int(agg["groups"] or 0),
             violations=int(agg["violations"] or 0),
             incomplete=int(agg["incomplete"] or 0),
+            duplicates=int(duplicates),
         )
         counts.check()
         import shutil

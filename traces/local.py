@@ -148,6 +148,7 @@ def run_local(
         groups=len(real),
         violations=sum(1 for v in real if v["status"] == VIOLATION),
         incomplete=sum(1 for v in real if v["status"] == INCOMPLETE),
+        duplicates=judge.duplicates,
     )
     return result
 

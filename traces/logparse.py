@@ -7,9 +7,14 @@ brokerId=<broker>] ` (Scala GroupMetadataManager), nothing (Scala GroupMetadata)
 `[GroupCoordinator id=<node> topic=__consumer_offsets partition=<p>] ` (the Java port, logger
 org.apache.kafka.coordinator.group.GroupMetadataManager).
 
+The record may follow any prefix ending in a space or `|#*>` (docker compose, `kubectl logs
+--timestamps`, comments), with the timestamp bracketed or bare, and Strimzi's `[thread]` after the
+logger. Real examples: tests/data/broker-logs (SOURCES there).
+
 `parse_line` returns a TraceEvent, `None` for a line of another logger (or a continuation line of a
-multi-line entry), and raises `LogLineError` for a coordinator line it cannot read. Timestamps are
-read as UTC. Group ids are taken to contain no whitespace.
+multi-line entry), and raises `LogLineError` for a coordinator line it cannot read, including a
+coordinator record cut mid-message and numbers beyond Kafka's int32. Timestamps are read as UTC.
+Group ids are taken to contain no whitespace.
 """
 
 from __future__ import annotations
@@ -40,18 +45,43 @@ class LogLineError(ValueError):
     """A coordinator line that cannot be parsed; the message is the rejects reason."""
 
 
+_STAMP: Final = r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)[,.](\d{3})"
+_LEVEL: Final = r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)"
+# One log4j record: `[stamp] LEVEL message (logger)` (Kafka's default layout) or `stamp LEVEL message
+# (logger) [thread]` (Strimzi's layout, and a bare timestamp), anywhere after a prefix that ends in a
+# space or `|#*>` (docker compose `kafka-1  | `, `kubectl logs --timestamps`, a comment, indentation).
 _ENVELOPE: Final = re.compile(
-    r"^\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d),(\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*) \(([\w.$]+)\)\s*$"
+    rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (.*) \(([\w.$]+)\)(?: \[[^\]]*\])?\s*$"
 )
-_LOGGER_ONLY: Final = re.compile(r"^\[\d{4}-\d\d-\d\d [^\]]*\] \w+ .* \(([\w.$]+)\)\s*$")
+_LOGGER_ONLY: Final = re.compile(r"\(([\w.$]+)\)(?: \[[^\]]*\])?\s*$")
+# The start of a record (its end may be missing: a line cut mid-message, or a multi-line message).
+_START: Final = re.compile(rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (?P<rest>.*)$")
+_COORDINATOR_PREFIXES: Final = ("[GroupCoordinator ", "[GroupMetadataManager brokerId=")
+_COORDINATOR_PACKAGE: Final = re.compile(r"\((?:org\.apache\.)?kafka\.coordinator\.group\.")
+
+
+def _cut_coordinator_record(line: str) -> bool:
+    """A coordinator record that lost its end: its message starts with (a part of) a coordinator
+    prefix, or it names a coordinator logger that is not at the end of the line."""
+    start = _START.search(line)
+    if start is None:
+        return False
+    rest = start.group("rest")
+    if len(rest) >= 2 and any(rest.startswith(p) or p.startswith(rest) for p in _COORDINATOR_PREFIXES):
+        return True
+    return _COORDINATOR_PACKAGE.search(rest) is not None
+
+
 _PREFIX: Final = re.compile(
-    r"^(?:\[GroupCoordinator \d+\]: |\[GroupMetadataManager brokerId=\d+\] |"
-    r"\[GroupCoordinator id=\d+ topic=__consumer_offsets partition=\d+\] )"
+    r"^(?:\[GroupCoordinator (?P<b1>\d+)\]: |\[GroupMetadataManager brokerId=(?P<b2>\d+)\] |"
+    r"\[GroupCoordinator id=(?P<b3>\d+)(?: topic=__consumer_offsets partition=\d+)?\] )"
 )
+INT32_MAX: Final = 2**31 - 1
 _STATES: Final = frozenset(GroupState.__members__) - {"Missing"}
 
 G = r"(?P<g>\S+)"
 M = r"(?P<m>\S+)"
+GB = r"(?P<g>[^\s\]]+)"  # a group id inside brackets
 GEN = r"(?P<gen>-?\d+)"
 ST = r"(?P<s>\w+)"
 PART = r"(?: \(__consumer_offsets-\d+\))?"
@@ -72,6 +102,15 @@ def _members(text: str) -> list[str]:
     return [s.strip() for s in inner.split(",") if s.strip()]
 
 
+def _reason_state(reason: str) -> Optional[str]:
+    """The state the coordinator's own reason names ("... re-joining group during Stable", "Updating
+    metadata for member m during CompletingRebalance"). Reasons are free text: the client's part (after
+    "; client reason:") is ignored, and so is "during <word>" where the word is no state ("during SyncGroup")."""
+    own = reason.split("; client reason:", 1)[0]
+    states = [w for w in re.findall(r"\bduring (\w+)", own) if w in _STATES]
+    return states[-1] if states else None
+
+
 def _prepare(m: re.Match[str]) -> Fields:
     if m.group("s") is not None:
         _state(m.group("s"))
@@ -80,9 +119,7 @@ def _prepare(m: re.Match[str]) -> Fields:
     from_state = None
     if reason is not None:
         details["reason"] = reason
-        during = re.search(r"during (\w+)", reason)
-        if during:
-            from_state = _state(during.group(1))
+        from_state = _reason_state(reason)
     return dict(
         log_event=LogEvent.PrepareRebalance, to_state="PreparingRebalance", from_state=from_state,
         generation=int(m.group("gen")), details=details,
@@ -119,12 +156,13 @@ _PATTERNS: Final[tuple[tuple[re.Pattern[str], _Handler], ...]] = tuple(
                         member_id=m.group("leader"), member_count=_int(m.group("n")))),
         # GC:660 handleLeaveGroup (3.x) / 2.4-2.8 / 2.0-2.3 / Java port
         (rf"^Member (?P<meta>MemberMetadata\(.*\)) has left group {G} through explicit `LeaveGroup`(?: request)?(?:; client reason: .*)?$",
-         lambda m: dict(log_event=LogEvent.MemberLeft, member_id=_member_metadata_id(m.group("meta")))),
+         lambda m: dict(log_event=LogEvent.MemberLeft, member_id=_member_metadata_id(m.group("meta")),
+                        details={"after_removal": True})),
         (rf"^Member\[group\.instance\.id (?P<i>\S+), member\.id {M}\] in group {G} has left, removing it from the group\.?$",
          lambda m: dict(log_event=LogEvent.MemberLeft, member_id=m.group("m"), instance_id=_opt(m.group("i")))),
         (rf"^Member {M} in group {G} has left, removing it from the group\.?$",
          lambda m: dict(log_event=LogEvent.MemberLeft, member_id=m.group("m"))),
-        (rf"^\[Group {G}\] Member {M} has left group through explicit `LeaveGroup` request(?:; client reason: .*)?$",
+        (rf"^\[Group {G}\] (?:Dynamic |Static )?Member {M}(?: with instance id \S+)? has left group through explicit `LeaveGroup` request(?:; client reason: .*)?$",
          lambda m: dict(log_event=LogEvent.MemberLeft, member_id=m.group("m"))),
         # pending (MEMBER_ID_REQUIRED) ids leaving or expiring
         (rf"^Pending member with memberId={M} has left group {G} through explicit `LeaveGroup` request$",
@@ -175,13 +213,13 @@ _PATTERNS: Final[tuple[tuple[re.Pattern[str], _Handler], ...]] = tuple(
          lambda m: dict(log_event=LogEvent.Dead, to_state="Dead", generation=int(m.group("gen")))),
         # known messages about one group that change nothing the checker follows
         (rf"^Loaded member .* in group {G} with generation {GEN}\.$", lambda m: dict(log_event=LogEvent.Info)),
-        (rf"^Group {G} is dead, skipping rebalance stage$", lambda m: dict(log_event=LogEvent.Info, to_state="Dead")),
+        (rf"^Group {G} is dead, skipping rebalance stage\.?$", lambda m: dict(log_event=LogEvent.Info, to_state="Dead")),
         (rf"^Setting empty assignments for members .* of {G} for generation {GEN}$", lambda m: dict(log_event=LogEvent.Info)),
         (rf"^Sending empty assignment to member {M} of {G} for generation {GEN} with no errors$", lambda m: dict(log_event=LogEvent.Info)),
         (rf"^Request memberId=\S+ for static member with groupInstanceId=\S+ is fenced by (?:current|existing) memberId=\S+ during operation [\w-]+$", None),
         (rf"^Attempt to add rejoining member {M} of group {G} in unexpected group state {ST}$",
          lambda m: dict(log_event=LogEvent.Info, member_id=m.group("m"), to_state=_join_state(m))),
-        (rf"^Failed to (?:write empty metadata|persist metadata) for group {G}: .*$", lambda m: dict(log_event=LogEvent.Info)),
+        (rf"^Failed to (?:write empty metadata|persist metadata) for group {G}(?::| static member) .*$", lambda m: dict(log_event=LogEvent.Info)),
         (rf"^Static member (?:which )?joins during \w+ stage(?: and doesn't affect selectProtocol)? will not trigger rebalance\.$", None),
         (rf"^Received notification of heartbeat expiration for member {M} after group {G} had already been unloaded or deleted\.$", lambda m: dict(log_event=LogEvent.Info)),
         (rf"^Received unexpected notification of sync expiration .*for {G} .*$", lambda m: dict(log_event=LogEvent.Info)),
@@ -191,6 +229,15 @@ _PATTERNS: Final[tuple[tuple[re.Pattern[str], _Handler], ...]] = tuple(
         (rf"^Member id {M} was not found in {G} during heartbeat completion check$", lambda m: dict(log_event=LogEvent.Info)),
         (rf"^Group leader \[.*\] failed to join before (?:the )?rebalance timeout.*$", None),
         (rf"^The following offsets of the group {G} were deleted: .*$", lambda m: dict(log_event=LogEvent.Info)),
+        # the Java coordinator (4.x): unloading, loading, and lines about consumer (KIP-848) groups
+        (rf"^\[GroupId={GB}\] Unloading group metadata for generation {GEN}\.$",
+         lambda m: dict(log_event=LogEvent.Unloaded, to_state="Dead", generation=int(m.group("gen")))),
+        (rf"^Loaded classic group {G} with \d+ members\.$", lambda m: dict(log_event=LogEvent.Loaded)),
+        (rf"^Loaded (?:consumer|share) group {G} with \d+ members\.$", lambda m: dict(log_event=LogEvent.Info)),
+        (rf"^Loaded member \S+ in (?:classic |consumer )?group {G}\.$", lambda m: dict(log_event=LogEvent.Info)),
+        (rf"^Cannot (?:upgrade|downgrade) (?:the )?(?:classic|consumer) group {G} .*$", lambda m: dict(log_event=LogEvent.Info)),
+        (rf"^Failed to parse Consumer Protocol \S+ of group {G}\. .*$", lambda m: dict(log_event=LogEvent.Info)),
+        (rf"^\[GroupId[ =]{GB}\] .*$", lambda m: dict(log_event=LogEvent.Info, details={"protocol": "not classic"})),
         # coordinator lines about no single group
         (r"^(?:Elected as the group coordinator|Resigned as the group coordinator|The following groups were deleted|"
          r"Removed \d+ expired offsets|Scheduling (?:un)?loading|Finished (?:un)?loading|Static member \S+ with unknown member id rejoins).*$", None),
@@ -218,31 +265,59 @@ def _epoch_ms(m: re.Match[str]) -> int:
 
 
 def logger_of(line: str) -> Optional[str]:
-    found = _LOGGER_ONLY.match(line)
+    """The `(logger)` a line ends with (before a Strimzi `[thread]`), if any."""
+    found = _LOGGER_ONLY.search(line)
     return found.group(1) if found else None
+
+
+def line_text(event: TraceEvent) -> str:
+    """The record text of a parsed line (level, prefix, message), without timestamp, line prefix or file."""
+    try:
+        details = json.loads(event.payload or "{}")
+    except ValueError:
+        details = {}
+    text = details.get("line") if isinstance(details, dict) else None
+    return f"{event.log_event}:{text}" if isinstance(text, str) else f"{event.log_event}:{event.payload}"
+
+
+def _checked_ints(fields: Fields) -> None:
+    """Generations and member counts are int32 in Kafka (and in the trace schema)."""
+    for name in ("generation", "member_count"):
+        value = fields.get(name)
+        if value is not None and not -INT32_MAX - 1 <= value <= INT32_MAX:
+            shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}..."
+            raise LogLineError(f"{name.replace('_', ' ')} {shown} out of range (Kafka's is a 32-bit int)")
 
 
 def parse_line(line: str, origin: str, seq: int) -> Optional[TraceEvent]:
     """One server.log line -> a kind=log row, None (other logger / continuation), or LogLineError."""
-    envelope = _ENVELOPE.match(line)
+    envelope = _ENVELOPE.search(line)
     if envelope is None:
-        logger = logger_of(line)
-        if logger in COORDINATOR_LOGGERS:
+        if logger_of(line) in COORDINATOR_LOGGERS:
             raise LogLineError("malformed log4j line (timestamp or level)")
+        if _cut_coordinator_record(line):
+            raise LogLineError("coordinator line cut short: no '(logger)' at its end")
         return None
     logger = envelope.group(10)
     if logger not in COORDINATOR_LOGGERS:
         return None
     ts_ms = _epoch_ms(envelope)
-    message = _PREFIX.sub("", envelope.group(9), count=1)
+    text = envelope.group(9)
+    prefix = _PREFIX.match(text)
+    message = text[prefix.end():] if prefix else text
     for pattern, handler in _PATTERNS:
         found = pattern.match(message)
         if found is None:
             continue
         fields: Fields = handler(found) if handler is not None else {"log_event": LogEvent.Info}
+        _checked_ints(fields)
         group_id = found.groupdict().get("g") or CLUSTER
         details = fields.pop("details", {})
         details["level"] = envelope.group(8)
+        if prefix is not None:
+            details["broker"] = int(next(b for b in prefix.groups() if b is not None))
+        # what an exact duplicate (the same line written twice by two appenders) repeats
+        details["line"] = text
         log_event: LogEvent = fields.pop("log_event")
         return TraceEvent(
             group_id=group_id,

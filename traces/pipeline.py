@@ -50,9 +50,11 @@ OUTPUT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("raw", "string"),
     ("key", "string"),
     ("count", "int64"),
+    ("note", "string"),
 )
 VERDICT_COLUMNS: Final = (
     "group_id", "status", "events", "divergent_seq", "divergent_kind", "row_id", "expected", "actual", "origin",
+    "note",
 )
 REJECT_COLUMNS: Final = ("group_id", "seq", "origin", "reason", "raw")
 COVERAGE_COLUMNS: Final = ("key", "count")
@@ -191,12 +193,15 @@ class PartitionJudge:
     # group -> highest seq among its stage-1 rejects (-1: a reject whose seq could not be read).
     # Rejects reach `judge` before their group's rows (local) or sorted among them (Spark).
     rejected: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0  # log lines repeated exactly (two appenders, overlapping files): judged once
 
     def judge_group(self, group_id: str, events: Sequence[TraceEvent]) -> Iterator[Row]:
         kept: list[TraceEvent] = []
         records: list[Any] = []
         previous: Optional[TraceEvent] = None
         trace = self.fmt == TRACE
+        if not trace:
+            events = self._without_duplicates(events)
         for event in events:
             record = None
             if trace and event.kind in _PAYLOAD_KINDS:
@@ -226,6 +231,19 @@ class PartitionJudge:
         out: Row = dict.fromkeys(_OUTPUT_NAMES)
         out.update(verdict.to_row(), table="verdict")
         yield out
+
+    def _without_duplicates(self, events: Sequence[TraceEvent]) -> list[TraceEvent]:
+        """Log rows of one group minus exact repeats (same timestamp, same text), which are counted."""
+        seen: set[tuple[int, str]] = set()
+        kept: list[TraceEvent] = []
+        for event in events:
+            key = (event.ts_ms, logparse.line_text(event))
+            if key in seen:
+                self.duplicates += 1
+                continue
+            seen.add(key)
+            kept.append(event)
+        return kept
 
     def judge(self, batches: Iterable[Any]) -> Iterator[Row]:
         """Staged Arrow batches, good rows sorted by group; rejects (reject_reason set) may come anywhere."""

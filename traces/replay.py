@@ -56,6 +56,8 @@ class Verdict:
     events: int
     divergence: Optional[Divergence] = None
     coverage: Counter[str] = field(default_factory=Counter)
+    # What a verdict had to assume where the input cannot tell (log check: "consistent with Kafka, assuming ...")
+    note: Optional[str] = None
 
     def to_row(self) -> dict[str, Any]:
         d = self.divergence
@@ -69,6 +71,7 @@ class Verdict:
             "expected": d.expected if d else None,
             "actual": d.actual if d else None,
             "origin": d.origin if d else None,
+            "note": self.note,
         }
 
 

@@ -62,7 +62,8 @@ def test_replay_cli_local_writes_a_complete_output(tmp_path: Path, capsys: pytes
     assert replay_main(["--input", str(path), "--output", str(out), "--local"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     rows = len(path.read_text().splitlines())
-    assert last == f"rows {rows}, replayed {rows - len(reasons)}, rejected {len(reasons)}, groups 2, violations 0"
+    assert last == (f"rows {rows}, replayed {rows - len(reasons)}, rejected {len(reasons)}, ignored 0, duplicates 0, "
+                    "groups 2, violations 0")
     assert is_complete(out)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["rows"] == summary["replayed"] + summary["rejected"]
@@ -72,7 +73,7 @@ def test_logs_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert replay_main(["--input", str(FIXTURES), "--output", str(tmp_path / "o"), "--local"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-2].startswith("ignored 7 ")
-    assert lines[-1] == "rows 60, replayed 53, rejected 0, groups 5, violations 0"
+    assert lines[-1] == "rows 60, replayed 53, rejected 0, ignored 7, duplicates 0, groups 5, violations 0"
 
 
 def test_a_file_that_is_not_a_trace_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
