@@ -254,9 +254,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if cmd in ("scenario", "traces", "prove") and len(args) > 1 and not args[1].startswith("-"):
         cmd = f"{cmd} {args[1]}"
     try:
-        if not args or args[0] in ("-h", "--help"):
+        if not args:
+            print(f"groupspec: a command is needed\n{usage}", file=sys.stderr)
+            return 2
+        if args[0] in ("-h", "--help"):
             print(usage)
-            return 0 if args else 2
+            return 0
         name, rest = args[0], args[1:]
         if name == "check":
             return cmd_check(rest)

@@ -35,7 +35,10 @@ class UsageError(BadInput):
     """A bad command-line argument (exit code 2)."""
 
 
-MAX_IDS = 6  # --ids: member/instance ids in BMC and row witnesses
+MAX_IDS = 5  # --ids: member/instance ids in BMC and row witnesses (benchmarks/hardening_results.md)
+# Measured on 2 busy cores with the default depth 10: 3 ids about 2 minutes, 4 ids 7.5 minutes and
+# 5 ids 10.6 minutes, both ending undecided (BMC queries hit the 30 s timeout; exit 3).
+IDS_ESTIMATE = {4: "about 8 minutes", 5: "about 11 minutes"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -101,7 +104,10 @@ def run(argv: Sequence[str], out: TextIO) -> int:
             raise UsageError(f"{flag} {val}: BMC goes to depth {MAX_FINITE_DEPTH} at most")
     if args.ids > MAX_IDS:
         raise UsageError(f"--ids {args.ids}: at most {MAX_IDS}; BMC grows exponentially with the ids "
-                         "(3 ids, the default, take about a minute; more than a few do not finish)")
+                         "(3, the default, take about 2 minutes, 5 about 11 and end undecided)")
+    if args.ids in IDS_ESTIMATE:
+        print(f"groupspec prove: --ids {args.ids} takes {IDS_ESTIMATE[args.ids]} on 2 cores, and BMC queries "
+              "may time out (undecided, exit 3); the default is 3", file=sys.stderr, flush=True)
     if args.json is not None:
         check_writable(args.json, "--json")
     table = load_table(args.table)

@@ -42,11 +42,11 @@ def _jsonl_batches(path: str) -> Iterator[Any]:
         origins = pa.array([f"{path}:{first + i}" for i in range(len(texts))], pa.string())
         return stage_json_lines(texts, origins, lambda i: validate_json_line(texts[i], f"{path}:{first + i}"))
 
-    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
         texts: list[str] = []
         first = 1
         for line in handle:
-            texts.append(line.rstrip("\n"))
+            texts.append(line.rstrip("\n").removesuffix("\r"))
             if len(texts) == BATCH_ROWS:
                 yield staged(texts, first)
                 first += len(texts)
@@ -83,9 +83,9 @@ def _log_batches(path: str) -> Iterator[Any]:
 
     rows: list[Row] = []
     ignored = 0
-    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
         for number, line in enumerate(handle, 1):
-            row = validate_log_line(line.rstrip("\n"), f"{path}:{number}", number)
+            row = validate_log_line(line.rstrip("\n").removesuffix("\r"), f"{path}:{number}", number)
             if row is None:
                 ignored += 1
             else:

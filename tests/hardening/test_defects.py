@@ -16,7 +16,6 @@ from typing import Iterator
 import pytest
 
 from hardening_helpers import assert_contract, leftovers, run_cli, trace_lines, tree_hash
-from model.errors import BadInput, Incomplete
 from traces.inputs import classify
 from traces.local import run_local
 
@@ -297,6 +296,7 @@ def test_ctrl_c_stops_check(tmp_path: Path) -> None:
 def test_boundary_errors_map_to_their_codes_and_a_defect_asks_for_a_bug_report(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import groupspec.cli as cli
+    from model.errors import BadInput, Incomplete
 
     def raising(exc: BaseException) -> object:
         def cmd(argv: object) -> int:

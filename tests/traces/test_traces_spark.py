@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from traces_helpers import model_trace, row_json, write_jsonl
+from traces_helpers import FIXTURES, model_trace, row_json, write_jsonl
 from traces.inputs import classify
 from traces.local import run_local
 from traces.output import is_complete
@@ -96,3 +96,37 @@ def test_job_replays_every_collected_broker_log(spark: Any, tmp_path: Path) -> N
     assert "out of range" in reasons[0] and "UTF-8" in reasons[1]
     notes = spark.read.parquet(str(tmp_path / "out" / "verdicts")).where("note is not null").count()
     assert notes == sum(1 for v in local.verdicts if v["note"] is not None) > 0
+
+
+def test_damaged_input_on_spark_is_rejected_per_row_like_the_single_process_replay(
+        spark: Any, tmp_path: Path) -> None:
+    """Issue 15: bytes that are not UTF-8 crashed the Spark job (UnicodeDecodeError) while --local
+    rejected them; seq >= 2^63 and lone surrogates crashed both; a line cut at the end of the file
+    made its group a violation. One job for the trace, one for a broker log, on the module's session."""
+    from traces import job
+
+    lines: list[str] = []
+    for k in range(3):
+        lines += [row_json(e) for e in model_trace(f"g{k}", str(k), steps=20)]
+    lines[1] = json.dumps(json.loads(lines[1]) | {"seq": 2 ** 63})
+    lines[5] = lines[5].replace('"group_id":"g0"', '"group_id":"g\\udcff"')
+    data = "".join(x + "\n" for x in lines).encode("ascii")
+    k = data.index(b'"g1"')
+    data = data[:k] + b'"g\xff1"' + data[k + 4:]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "t.jsonl").write_bytes(data[:-30])  # the last line cut: g2 incomplete
+    log = (FIXTURES / "server-3.9.log").read_bytes().splitlines(keepends=True)
+    log[4] = log[4].replace(b"orders", b"ord\xe9rs")  # Latin-1, not UTF-8
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "server.log").write_bytes(b"".join(log))
+
+    traces = classify([str(tmp_path / "in")])
+    logs = classify([str(tmp_path / "logs")])
+    counts = job.run(spark, traces, tmp_path / "out", partitions=4)
+    log_counts = job.run(spark, logs, tmp_path / "out-log", partitions=4)
+    reasons = {r["reason"] for r in spark.read.parquet(str(tmp_path / "out" / "rejects")).collect()}
+    log_reasons = {r["reason"] for r in spark.read.parquet(str(tmp_path / "out-log" / "rejects")).collect()}
+    assert counts == run_local(traces).counts and counts.violations == 0 and counts.incomplete >= 1
+    assert "line is not valid UTF-8" in reasons
+    assert any("lone surrogate" in r for r in reasons) and any("int64" in r for r in reasons)
+    assert log_counts == run_local(logs).counts and "line is not valid UTF-8" in log_reasons
