@@ -238,6 +238,10 @@ class KafkaTarget:
         record = convert.response_record(outcome.api, outcome.version, outcome.body)
         sent = flight.request
         if isinstance(sent, m.JoinGroupRequest) and isinstance(record, m.JoinGroupResponse):
+            if flight.version < 7 and record.error is Error.NONE and record.protocol_type is None:
+                # JoinGroup v0-6 answers carry no protocol type; a successful join's is the
+                # request's (the coordinator refuses a different one: INCONSISTENT_GROUP_PROTOCOL).
+                record = dataclasses.replace(record, protocol_type=sent.protocol_type)
             if record.error is Error.NONE and record.protocol_name is not None:
                 self._protocols[(sent.group_id, record.generation_id)] = (
                     record.protocol_type, record.protocol_name)
