@@ -36,6 +36,8 @@ from typing import Any, Callable, Final, Optional
 
 from model.concrete import ModelCoordinator, armed_timers
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
+from model.table import CLASSIC_TABLE
 from model.messages import (
     DescribeGroupsResponse, JoinGroupResponse, OffsetCommitResponse, OffsetFetchResponse, Response,
 )
@@ -64,13 +66,14 @@ class TimingStop(Exception):
 
 def _sorted_members(r: Response, ids: IdMap, side: str) -> Response:
     """Member lists in an order independent of Kafka's HashMap (by the model-side id)."""
-    def key(member_id: str) -> str:
-        if side == "model":
-            return member_id
-        return ids.to_ref.get(member_id, "~" + member_id)
+    def key(member: Any) -> tuple[bool, str, str]:
+        """Static members by instance id; dynamic ones by paired id (model side), unpaired last."""
+        mid: str = member.member_id
+        paired = mid if side == "model" and mid in ids.to_model else ids.to_ref.get(mid, "")
+        return (member.group_instance_id is None, member.group_instance_id or "", paired or "~")
 
     if isinstance(r, JoinGroupResponse):
-        return dataclasses.replace(r, members=tuple(sorted(r.members, key=lambda m: key(m.member_id))))
+        return dataclasses.replace(r, members=tuple(sorted(r.members, key=key)))
     if isinstance(r, OffsetCommitResponse):  # KafkaApis answers partitions in a map's order
         return OffsetCommitResponse(tuple(sorted(r.partitions, key=lambda p: (p[0].topic, p[0].partition))))
     if isinstance(r, OffsetFetchResponse):
@@ -78,7 +81,7 @@ def _sorted_members(r: Response, ids: IdMap, side: str) -> Response:
             r.partitions, key=lambda p: (p[0].topic, p[0].partition))))
     if isinstance(r, DescribeGroupsResponse):
         return DescribeGroupsResponse(tuple(
-            dataclasses.replace(g, members=tuple(sorted(g.members, key=lambda m: key(m.member_id))))
+            dataclasses.replace(g, members=tuple(sorted(g.members, key=key)))
             for g in r.groups))
     return r
 
@@ -87,11 +90,12 @@ class KafkaLockstep(Lockstep):
     """The model (white box, `self.reference` in the engine) and a Kafka broker (`self.model`)."""
 
     def __init__(self, config: RunConfig, target: Any, *, seed: int = 0, groups: int = 2,
-                 tolerance_ms: int = TOLERANCE_MS) -> None:
+                 tolerance_ms: int = TOLERANCE_MS, table: Optional[Table] = None) -> None:
         config = KafkaRunConfig(config.initial_delay, config.max_size)
         super().__init__(config, seed=seed, groups=groups, known={})
         cc = config.coordinator_config()
-        self.reference = ModelCoordinator(cc, seed=seed)  # type: ignore[assignment]
+        self.reference = ModelCoordinator(  # type: ignore[assignment]
+            cc, seed=seed, table=CLASSIC_TABLE if table is None else table)
         self.model = target
         self.kafka = target
         self.tolerance_ms = tolerance_ms
@@ -256,12 +260,14 @@ class KafkaLockstepStats:
 def run_kafka_lockstep(seed: int, *, runs: Optional[int] = None, budget_s: Optional[float] = None,
                        steps_per_run: int = 40, groups: int = 2, version: str = "3.9",
                        stop_at_first: bool = False, progress: Optional[Callable[[str], None]] = None,
-                       tolerance_ms: int = TOLERANCE_MS) -> KafkaLockstepStats:
+                       tolerance_ms: int = TOLERANCE_MS, table: Optional[Table] = None,
+                       prologues: Optional[tuple[int, ...]] = None) -> KafkaLockstepStats:
     """Random runs (seeded: the same seed draws the same actions) against real Kafka `version`.
 
     Each run: a config, a prologue, then `steps_per_run` random actions, on fresh group ids of a
     broker shared by the runs of the same broker config. Stops after `runs` runs or `budget_s`
-    seconds (at least one must be given)."""
+    seconds (at least one must be given). `table`: the model's table (default CLASSIC_TABLE; a
+    profile or a mutant). `prologues`: the PROLOGUES indices to draw from (default all)."""
     from wire.kafka_broker import KafkaBrokerPool
     from wire.target import KafkaTarget
 
@@ -276,7 +282,8 @@ def run_kafka_lockstep(seed: int, *, runs: Optional[int] = None, budget_s: Optio
             # Initial delay 1000 ms only: with 0, Kafka completes the first join phase at once
             # (a 0 ms purgatory timer), while every request of the client side takes real time.
             config = KafkaRunConfig(1, rng.randrange(3))
-            prologue = PROLOGUES[rng.randrange(len(PROLOGUES))]
+            choices = prologues if prologues is not None else tuple(range(len(PROLOGUES)))
+            prologue = PROLOGUES[choices[rng.randrange(len(choices))]]
             actions = [rng.choices(ACTION_TYPES, ACTION_WEIGHTS)[0] for _ in range(steps_per_run)]
             concrete: list[Action] = []
             for cls in actions:
@@ -286,9 +293,9 @@ def run_kafka_lockstep(seed: int, *, runs: Optional[int] = None, budget_s: Optio
             cc = config.coordinator_config()
             broker = pool.broker_for(cc)
             target = KafkaTarget(broker.host, broker.port, cc, 1.0, immediate_wait_s=0.1,
-                                 max_real_wait_s=3600.0)
+                                 max_real_wait_s=3600.0, align_clock=True)
             ls = KafkaLockstep(config, target, seed=seed * 100003 + stats.runs, groups=groups,
-                               tolerance_ms=tolerance_ms)
+                               tolerance_ms=tolerance_ms, table=table)
             stats.runs += 1
             try:
                 for a in (*prologue, *concrete):
