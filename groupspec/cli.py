@@ -84,6 +84,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--max-states", type=int, default=None)
     p.add_argument("--table", default=None, metavar="MODULE:NAME",
                    help="check another table, e.g. model.mutants:SECOND_DELAYED_JOIN")
+    p.add_argument("--profile", choices=("kafka-3.9", "kafka-4"), default=None,
+                   help="check a version profile's table (default kafka-3.9 = the classic table)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
     p.add_argument("--prove", action="store_true", help="also run the Z3 proofs")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -116,6 +118,11 @@ def cmd_check(argv: Sequence[str]) -> int:
             raise UsageError(f"--json: directory {parent} does not exist")
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
+    if a.profile == "kafka-4":
+        if a.table is not None:
+            raise UsageError("--profile and --table are exclusive")
+        from model.profile_kafka4 import kafka4_table
+        table = kafka4_table()
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)

@@ -25,14 +25,15 @@ def test_short_derandomised_run_agrees_with_kafka() -> None:
 
 
 def test_a_mutant_model_is_caught_and_printed_as_a_scenario() -> None:
-    # Negative control: Stable heartbeats answered REBALANCE_IN_PROGRESS by the model.
-    mutant = mutate(CLASSIC_TABLE, "stable-heartbeat-rebalancing", {
-        "Stable/Heartbeat/ok": {"reply": R(Error.REBALANCE_IN_PROGRESS)}})
+    # Negative control: a second new member during the join phase is refused by the model
+    # (every prologue of two dynamic members goes through this row).
+    mutant = mutate(CLASSIC_TABLE, "no-member-id-in-preparing", {
+        "PreparingRebalance/JoinGroup/member-id-required": {"reply": R(Error.GROUP_MAX_SIZE_REACHED)}})
     stats = run_kafka_lockstep(7, runs=3, steps_per_run=25, prologues=(1, 2), table=mutant,
                                stop_at_first=True)
     assert stats.divergences, "the mutant went unnoticed"
     d = stats.divergences[0]
-    assert "REBALANCE_IN_PROGRESS" in d.message
+    assert "GROUP_MAX_SIZE_REACHED" in d.message
     doc = parse_text(d.render(), "<divergence>")  # a scenario file in the shared format
     assert doc.scenarios and json.loads(d.render())["finding"]["found_by"].startswith(
         "conformance.lockstep_kafka")
