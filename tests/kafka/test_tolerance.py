@@ -67,3 +67,27 @@ def test_tolerance_is_ignored_by_exact_targets_and_bounded_in_time() -> None:
 def test_a_tolerance_needs_its_reason() -> None:
     with pytest.raises(ScenarioFormatError, match="tolerance_why"):
         parse_text(_scenario({"tolerance_ms": 500}), "<t>")
+
+
+def _group_scenario(state: str, advance: int) -> str:
+    steps = [
+        {"op": "join", "id": "j", "member": "", "require_known_member_id": False, "await": "later"},
+        {"op": "advance", "ms": advance},
+        {"op": "check_group", "expect": {"state": state}, **WITH},
+        {"op": "advance", "ms": 3001 - advance},
+        {"op": "check_response", "id": "j", "expect": {"error": "NONE"}},
+    ]
+    return json.dumps({"format": "kafka-classic-group-conformance/1",
+                       "defaults": {"group": "g", "join": {"protocol_type": "consumer",
+                                                           "protocols": [{"name": "r", "metadata": ""}]}},
+                       "scenarios": [{"name": "t", "config": {"group_initial_rebalance_delay_ms": 3000},
+                                      "steps": steps}]})
+
+
+def test_check_group_tolerance_runs_the_check_early_on_a_real_clock_target_only() -> None:
+    before = _group_scenario("PreparingRebalance", 3000)  # 1 ms before the deadline
+    assert _run(before, RealClockModel) is Outcome.PASS
+    assert _run(before, ModelCoordinator) is Outcome.PASS
+    after = _group_scenario("CompletingRebalance", 3001)  # just after: early, it cannot hold
+    assert _run(after, ModelCoordinator) is Outcome.PASS
+    assert _run(after, RealClockModel) is Outcome.FAIL
