@@ -17,7 +17,9 @@ from conformance.parse import ScenarioFormatError, load
 from conformance.report import json_report, summary_line, write_json
 from conformance.runner import Outcome, ScenarioResult, run_scenario
 from conformance.scenario import ScenarioFile
-from conformance.targets import TARGET_HELP, TargetError, close_factory, resolve_target
+from conformance.targets import (
+    PROFILES, TARGET_HELP, TargetError, close_factory, profile_model_factory, resolve_target,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +37,8 @@ def _parser() -> _Parser:
     p.add_argument("--target", required=True, help=TARGET_HELP)
     p.add_argument("--json", metavar="FILE", dest="json_path", help="also write a machine-readable report")
     p.add_argument("--allow-remote", action="store_true", help="allow kafka://HOST:PORT targets")
+    p.add_argument("--profile", choices=PROFILES, default=None,
+                   help="with --target model: the table of this Kafka version (default kafka-3.9)")
     return p
 
 
@@ -56,8 +60,13 @@ def run_scenarios(argv: list[str], out: Optional[TextIO] = None, err: Optional[T
     except (ScenarioFormatError, BadInput) as e:
         err.write(f"groupspec scenario run: error: {e}\n")
         return 2
+    if args.profile is not None and args.target != "model":
+        err.write(f"groupspec scenario run: error: --profile {args.profile} needs --target model "
+                  f"(got --target {args.target})\n")
+        return 2
     try:
-        factory = resolve_target(args.target, args.allow_remote)
+        factory = (resolve_target(args.target, args.allow_remote) if args.profile in (None, "kafka-3.9")
+                   else profile_model_factory(args.profile))
     except TargetError as e:
         err.write(f"groupspec scenario run: error: {e}\n")
         return 2

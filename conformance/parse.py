@@ -556,7 +556,8 @@ class _StepParser:
 
     def p_check_group(self, o: _Obj, i: int, raw: str) -> CheckGroupStep:
         group = self.group(o)
-        return CheckGroupStep(i, raw, group, o.need("expect", lambda x, n: self.expect("check_group", x, n)))
+        expect = o.need("expect", lambda x, n: self.expect("check_group", x, n))
+        return CheckGroupStep(i, raw, group, expect, *self.tolerance(o))
 
     def _error_ids(self, v: Any, name: str) -> tuple[str, ...]:
         ids = []

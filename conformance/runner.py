@@ -172,6 +172,8 @@ class _Run:
         self.slots: dict[str, _Slot] = {}
         self.all_slots: list[_Slot] = []
         self.unperformed: list[str] = []
+        self.owed_ms = 0  # real-clock targets: the part of an advance deferred past check_groups
+        self.owed_after = -1  # ... until after the step with this index
 
     # ---- Resolver (for expect.evaluate)
 
@@ -293,6 +295,12 @@ class _Run:
 
     # ---- checks
 
+    def _advance(self, ms: int) -> None:
+        try:
+            self.target.advance(ms)
+        except Exception as e:
+            raise _target_raised(e) from e
+
     def real_clock(self) -> bool:
         """A target whose timers run on the real clock (a broker): step tolerances apply."""
         return bool(getattr(self.target, "real_clock", False))
@@ -409,17 +417,32 @@ class _Run:
 
     # ---- driver
 
-    def step(self, step: Step) -> None:
+    def step(self, step: Step, rest: tuple[Step, ...] = ()) -> None:
+        """Perform one step; `rest` are the steps after it (an advance looks at the checks that
+        follow it: on a real-clock target, check_group tolerances run them before its end)."""
+        self._step(step, rest)
+        if self.owed_ms and step_index(step) == self.owed_after:
+            owed, self.owed_ms = self.owed_ms, 0
+            self._advance(owed)
+
+    def _step(self, step: Step, rest: tuple[Step, ...]) -> None:
         if isinstance(step, REQUEST_STEP_TYPES):
             self.request_step(step)
             return
         if self.hook is not None:
             self.hook(self.scenario, step_index(step), None, None)
         if isinstance(step, AdvanceStep):
-            try:
-                self.target.advance(step.ms)
-            except Exception as e:
-                raise _target_raised(e) from e
+            ms = step.ms
+            checks: list[Step] = []
+            for later in rest:
+                if not isinstance(later, (CheckGroupStep, CheckPendingStep, CheckResponseStep)):
+                    break
+                checks.append(later)
+            early = max((c.tolerance_ms for c in checks if isinstance(c, CheckGroupStep)), default=0)
+            if self.real_clock() and 0 < early <= ms:
+                ms -= early  # the rest of the advance after those checks
+                self.owed_ms, self.owed_after = early, step_index(checks[-1])
+            self._advance(ms)
         elif isinstance(step, CheckResponseStep):
             self.check_response(step)
         elif isinstance(step, CheckPendingStep):
@@ -497,9 +520,10 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
     if reason is not None:
         return ScenarioResult(path, scenario, Outcome.SKIP, reason=reason)
     run = _Run(scenario, target, hook)
-    for step in scenario.steps:
+    steps = scenario.steps
+    for i, step in enumerate(steps):
         try:
-            run.step(step)
+            run.step(step, steps[i + 1:])
             twice = run.answered_twice()
             if twice is not None:
                 raise _StepFailed(twice)

@@ -208,6 +208,11 @@ class CheckGroupStep:
     raw: str
     group: str
     expect: tuple[Expect, ...]
+    # Real-clock targets: when this step directly follows an advance, it runs this much real time
+    # before the advance's end (the rest of the advance follows it): a check just before a deadline
+    # stays before it on a clock that runs ahead by the time requests took. Exact targets ignore it.
+    tolerance_ms: int = 0
+    tolerance_why: str = ""
 
 
 @dataclass(frozen=True, slots=True)

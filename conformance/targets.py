@@ -107,6 +107,25 @@ def resolve_target(spec: str, allow_remote: bool) -> TargetFactory:
     raise TargetError(f"unknown target {spec!r}: expected {TARGET_HELP}")
 
 
+PROFILES = ("kafka-3.9", "kafka-4")  # --profile for --target model (kafka-3.9 = the default table)
+
+
+def profile_model_factory(profile: str) -> TargetFactory:
+    """The model running the table of a version profile (model/profile_kafka4.py)."""
+    if profile not in PROFILES:
+        raise TargetError(f"unknown profile {profile!r}: expected one of {', '.join(PROFILES)}")
+    from model.concrete import ModelCoordinator
+    from model.profile_kafka4 import kafka4_table
+    from model.table import CLASSIC_TABLE
+
+    table = CLASSIC_TABLE if profile == "kafka-3.9" else kafka4_table()
+
+    def factory(config: CoordinatorConfig) -> Coordinator:
+        return ModelCoordinator(config, table=table)
+
+    return factory
+
+
 def close_factory(factory: TargetFactory) -> None:
     """Release what a factory holds (a shared broker), if anything."""
     close: Optional[Callable[[], None]] = getattr(factory, "close", None)

@@ -91,6 +91,8 @@ def cmd_check(argv: Sequence[str]) -> int:
                    help="stop each exploration after N states; a run cut short exits 3, never 0")
     p.add_argument("--table", default=None, metavar="MODULE:NAME",
                    help="check another table, e.g. model.mutants:SECOND_DELAYED_JOIN")
+    p.add_argument("--profile", choices=("kafka-3.9", "kafka-4"), default=None,
+                   help="check a version profile's table (default kafka-3.9 = the classic table)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
     p.add_argument("--prove", action="store_true", help="also run the Z3 proofs")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -130,6 +132,11 @@ def cmd_check(argv: Sequence[str]) -> int:
         check_writable(a.json, "--json")
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
+    if a.profile == "kafka-4":
+        if a.table is not None:
+            raise UsageError("--profile and --table are exclusive")
+        from model.profile_kafka4 import kafka4_table
+        table = kafka4_table()
     if a.refines is not None:
         from groupspec.diff_cli import resolve_side
         resolve_side(a.refines, "--refines")  # bad input exits 2 before any exploration

@@ -89,6 +89,7 @@ class KafkaTarget:
         max_requests: int = 10_000,
         max_real_wait_s: float = 120.0,
         max_connections: int = 64,
+        align_clock: bool = False,
     ) -> None:
         check_loopback(host, port, allow_remote)
         if time_scale < 0:
@@ -105,6 +106,7 @@ class KafkaTarget:
         self.group_prefix = f"groupspec-{uuid.uuid4().hex[:8]}-"
         self._clock_ms = 0
         self._real_waited_s = 0.0
+        self.align_clock = align_clock
         self._t0 = time.monotonic()  # real time of virtual 0 (set again by the first request)
         self._started = False
         self._requests = 0
@@ -162,10 +164,16 @@ class KafkaTarget:
                 f"{self._real_waited_s:.1f}s of {self.max_real_wait_s}s already used")
         self._real_waited_s += real
         self._clock_ms += ms
-        # Sleep until real time catches up with the virtual clock (time spent waiting for parked
-        # requests already counts), so that real time runs as close to virtual time as it can.
-        aligned = self._t0 + self._clock_ms / 1000.0 * self.time_scale
-        self._pump(max(aligned, time.monotonic()))
+        if self.align_clock:
+            # Sleep until real time catches up with the virtual clock (time spent waiting for
+            # parked requests already counts): real time stays as close to virtual time as it can
+            # (the lockstep vs Kafka, which waits with tolerances both ways).
+            self._pump(max(self._t0 + self._clock_ms / 1000.0 * self.time_scale, time.monotonic()))
+        else:
+            # Sleep the whole `ms`: real time only runs ahead of virtual time (by what requests
+            # took), never behind it, so a timer the scenario says has fired has fired on the
+            # broker too; a step just before a deadline needs a tolerance (scenario tolerance_ms).
+            self._pump(time.monotonic() + real)
         self._pump(time.monotonic() + self.settle_s)
 
     def wait_real(self, seconds: float, until: Callable[[], bool]) -> None:
@@ -238,6 +246,10 @@ class KafkaTarget:
         record = convert.response_record(outcome.api, outcome.version, outcome.body)
         sent = flight.request
         if isinstance(sent, m.JoinGroupRequest) and isinstance(record, m.JoinGroupResponse):
+            if flight.version < 7 and record.error is Error.NONE and record.protocol_type is None:
+                # JoinGroup v0-6 answers carry no protocol type; a successful join's is the
+                # request's (the coordinator refuses a different one: INCONSISTENT_GROUP_PROTOCOL).
+                record = dataclasses.replace(record, protocol_type=sent.protocol_type)
             if record.error is Error.NONE and record.protocol_name is not None:
                 self._protocols[(sent.group_id, record.generation_id)] = (
                     record.protocol_type, record.protocol_name)

@@ -1,0 +1,36 @@
+"""Profile kafka-4: a few row overrides of CLASSIC_TABLE, selected with --profile kafka-4."""
+
+from __future__ import annotations
+
+import io
+import os
+
+from model.profile_kafka4 import KAFKA4_OVERRIDES, kafka4_table
+from model.table import CLASSIC_TABLE
+
+from conformance.cli import run_scenarios
+
+PROFILE_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "profiles", "kafka4-profile.json")
+
+
+def test_profile_differs_from_the_classic_table_in_the_overridden_rows_only() -> None:
+    t = kafka4_table()
+    assert [r.id for r in t.rows] == [r.id for r in CLASSIC_TABLE.rows]
+    changed = {a.id for a, b in zip(t.rows, CLASSIC_TABLE.rows) if a != b}
+    assert changed == set(KAFKA4_OVERRIDES) and changed
+
+
+def test_profile_scenarios_pass_with_the_profile_and_fail_without() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert run_scenarios([PROFILE_FILE, "--target", "model", "--profile", "kafka-4"], out, err) == 0
+    assert run_scenarios([PROFILE_FILE, "--target", "model"], io.StringIO(), err) == 1
+    assert run_scenarios([PROFILE_FILE, "--target", "model", "--profile", "kafka-3.9"],
+                         io.StringIO(), err) == 1
+
+
+def test_profile_needs_the_model_target() -> None:
+    err = io.StringIO()
+    assert run_scenarios([PROFILE_FILE, "--target", "reference", "--profile", "kafka-4"],
+                         io.StringIO(), err) == 2
+    assert "--profile kafka-4 needs --target model" in err.getvalue()
