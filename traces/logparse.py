@@ -10,7 +10,7 @@ org.apache.kafka.coordinator.group.GroupMetadataManager).
 
 The record may follow any prefix ending in a space or `|#*>:` (docker compose, `kubectl logs
 --timestamps`, comments, `grep -n`'s `NNN:`), with the timestamp bracketed or bare, and Strimzi's
-`[thread]` after the logger. Real examples: tests/data/broker-logs (SOURCES there).
+`[thread]` after the logger; a line quoted in Markdown may be wrapped in `**` (bold). Real examples: tests/data/broker-logs (SOURCES there).
 
 `parse_line` returns a TraceEvent, `None` for a line of another logger (or a continuation line of a
 multi-line entry), and raises `LogLineError` for a coordinator line it cannot read, including a
@@ -53,9 +53,9 @@ _LEVEL: Final = r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)"
 # space or `|#*>:` (docker compose `kafka-1  | `, `kubectl logs --timestamps`, a comment, indentation,
 # `grep -n`'s `20591:`).
 _ENVELOPE: Final = re.compile(
-    rf"(?:^|(?<=[\s|#*>:]))\[?{_STAMP}\]? {_LEVEL} (.*) \(([\w.$]+)\)(?: \[[^\]]*\])?\s*$"
+    rf"(?:^|(?<=[\s|#*>:]))\[?{_STAMP}\]? {_LEVEL} (.*) \(([\w.$]+)\)(?: \[[^\]]*\])?\**\s*$"
 )
-_LOGGER_ONLY: Final = re.compile(r"\(([\w.$]+)\)(?: \[[^\]]*\])?\s*$")
+_LOGGER_ONLY: Final = re.compile(r"\(([\w.$]+)\)(?: \[[^\]]*\])?\**\s*$")
 # The start of a record (its end may be missing: a line cut mid-message, or a multi-line message).
 _START: Final = re.compile(rf"(?:^|(?<=[\s|#*>:]))\[?{_STAMP}\]? {_LEVEL} (?P<rest>.*)$")
 _COORDINATOR_PREFIXES: Final = ("[GroupCoordinator ", "[GroupMetadataManager brokerId=", "[Group Metadata Manager on Broker ")

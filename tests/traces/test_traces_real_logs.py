@@ -191,6 +191,7 @@ def test_several_brokers_interleaved_in_one_file(tmp_path: Path) -> None:
         ("librdkafka-4457-kafka-3.x-strimzi-thread.log", "Strimzi-like layout with [thread]", "2023-10-05 15:07:20,881", "***"),
         ("librdkafka-4312-kafka-2.8-3.1-karafka.log", "docker compose prefix", "2023-06-09 07:35:08,887",
          "node.rb-e4ef35230e0d_app"),
+        ("spring-cloud-stream-664-kafka-2.x-markdown.log", "Markdown quote '>'", "2019-06-03 11:47:30,495", "rbgh664"),
     ],
 )
 def test_timestamp_and_logger_layouts(name: str, layout: str, ts: str, group: str) -> None:
@@ -322,3 +323,14 @@ def test_grep_n_prefix_and_lines_the_broker_wrote_twice(tmp_path: Path) -> None:
     assert replay(tmp_path, "bare.log", bare).counts == result.counts
     with pytest.raises(LogLineError, match="malformed"):
         parse_line("x" + lines[1].split(":", 1)[1], "x:1", 1)
+
+
+def test_a_line_in_markdown_bold_is_read() -> None:
+    """spring-cloud-stream-binder-kafka#664 quotes the broker log in Markdown with one line in bold."""
+    bold = next(x for x in lines_of("spring-cloud-stream-664-kafka-2.x-markdown.log") if x.startswith("**"))
+    e = parse_line(bold, "x:1", 1)
+    assert e is not None and (e.group_id, e.log_event, e.member_id) == (
+        "rbgh664", "MemberFailed", "source-2cb8abb3-20e9-498f-9512-4f961a3e65b5")
+    # cut inside the logger it is still a cut line
+    with pytest.raises(LogLineError, match="cut short"):
+        parse_line(bold[: bold.index("GroupCoordinator)**")], "x:1", 1)
