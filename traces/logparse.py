@@ -3,13 +3,14 @@
 Formats (docs: ../shared/reference/kafka-classic-semantics.md §4): log4j's default layout
 `[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)`, with the message prefixed by
 `[GroupCoordinator <broker>]: ` (Scala GroupCoordinator, 2.x and 3.x), `[GroupMetadataManager
-brokerId=<broker>] ` (Scala GroupMetadataManager), nothing (Scala GroupMetadata), or
+brokerId=<broker>] ` (Scala GroupMetadataManager, 1.0+; 0.11's logIdent, package kafka.coordinator.group
+already, was `[Group Metadata Manager on Broker <broker>]: `), nothing (Scala GroupMetadata), or
 `[GroupCoordinator id=<node> topic=__consumer_offsets partition=<p>] ` (the Java port, logger
 org.apache.kafka.coordinator.group.GroupMetadataManager).
 
-The record may follow any prefix ending in a space or `|#*>` (docker compose, `kubectl logs
---timestamps`, comments), with the timestamp bracketed or bare, and Strimzi's `[thread]` after the
-logger. Real examples: tests/data/broker-logs (SOURCES there).
+The record may follow any prefix ending in a space or `|#*>:` (docker compose, `kubectl logs
+--timestamps`, comments, `grep -n`'s `NNN:`), with the timestamp bracketed or bare, and Strimzi's
+`[thread]` after the logger; a line quoted in Markdown may be wrapped in `**` (bold). Real examples: tests/data/broker-logs (SOURCES there).
 
 `parse_line` returns a TraceEvent, `None` for a line of another logger (or a continuation line of a
 multi-line entry), and raises `LogLineError` for a coordinator line it cannot read, including a
@@ -49,14 +50,15 @@ _STAMP: Final = r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)[,.](\d{3})"
 _LEVEL: Final = r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)"
 # One log4j record: `[stamp] LEVEL message (logger)` (Kafka's default layout) or `stamp LEVEL message
 # (logger) [thread]` (Strimzi's layout, and a bare timestamp), anywhere after a prefix that ends in a
-# space or `|#*>` (docker compose `kafka-1  | `, `kubectl logs --timestamps`, a comment, indentation).
+# space or `|#*>:` (docker compose `kafka-1  | `, `kubectl logs --timestamps`, a comment, indentation,
+# `grep -n`'s `20591:`).
 _ENVELOPE: Final = re.compile(
-    rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (.*) \(([\w.$]+)\)(?: \[[^\]]*\])?\s*$"
+    rf"(?:^|(?<=[\s|#*>:]))\[?{_STAMP}\]? {_LEVEL} (.*) \(([\w.$]+)\)(?: \[[^\]]*\])?\**\s*$"
 )
-_LOGGER_ONLY: Final = re.compile(r"\(([\w.$]+)\)(?: \[[^\]]*\])?\s*$")
+_LOGGER_ONLY: Final = re.compile(r"\(([\w.$]+)\)(?: \[[^\]]*\])?\**\s*$")
 # The start of a record (its end may be missing: a line cut mid-message, or a multi-line message).
-_START: Final = re.compile(rf"(?:^|(?<=[\s|#*>]))\[?{_STAMP}\]? {_LEVEL} (?P<rest>.*)$")
-_COORDINATOR_PREFIXES: Final = ("[GroupCoordinator ", "[GroupMetadataManager brokerId=")
+_START: Final = re.compile(rf"(?:^|(?<=[\s|#*>:]))\[?{_STAMP}\]? {_LEVEL} (?P<rest>.*)$")
+_COORDINATOR_PREFIXES: Final = ("[GroupCoordinator ", "[GroupMetadataManager brokerId=", "[Group Metadata Manager on Broker ")
 _COORDINATOR_PACKAGE: Final = re.compile(r"\((?:org\.apache\.)?kafka\.coordinator\.group\.")
 
 
@@ -74,7 +76,8 @@ def _cut_coordinator_record(line: str) -> bool:
 
 _PREFIX: Final = re.compile(
     r"^(?:\[GroupCoordinator (?P<b1>\d+)\]: |\[GroupMetadataManager brokerId=(?P<b2>\d+)\] |"
-    r"\[GroupCoordinator id=(?P<b3>\d+)(?: topic=__consumer_offsets partition=\d+)?\] )"
+    r"\[GroupCoordinator id=(?P<b3>\d+)(?: topic=__consumer_offsets partition=\d+)?\] |"
+    r"\[Group Metadata Manager on Broker (?P<b4>\d+)\]: )"
 )
 INT32_MAX: Final = 2**31 - 1
 _STATES: Final = frozenset(GroupState.__members__) - {"Missing"}
