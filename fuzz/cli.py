@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import asyncio
 import contextlib
 import json
@@ -28,6 +29,8 @@ from typing import Any, Iterable, Iterator, Optional
 from model.coordinator_api import CoordinatorConfig
 from model.table import CLASSIC_TABLE
 from wire.errors import WireError
+
+from conformance.cli import run_scenarios
 
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.client import Broker
@@ -251,6 +254,30 @@ class Fuzzer:
             rec.scenario_check = "the divergence did not reproduce when re-run (timing)"
         rec.minimal, rec.minimal_finding = minimal, best.finding
         self._write_scenario(rec, best)
+        if rec.scenario is not None:
+            await self._check_scenario(rec, rec.scenario)
+
+    async def _check_scenario(self, rec: ClassRecord, path: str) -> None:
+        """Replay the scenario with `groupspec scenario run`: it should fail on this target and,
+        for a seeded bug of `--target serve`, pass on the correct reference."""
+        def replay(port: int) -> int:
+            return run_scenarios([path, "--target", f"kafka://{self.host}:{port}"],
+                                 out=io.StringIO(), err=io.StringIO())
+
+        def on_correct() -> int:
+            from server.run import start_in_thread
+            with start_in_thread(self.config) as handle:
+                return replay(handle.port)
+
+        here = await asyncio.to_thread(replay, self.port)
+        text = ("fails on the target, as found" if here == 1 else
+                "passes on the target when replayed (the divergence depends on timing)" if here == 0
+                else f"replay exit status {here}")
+        if self.args.bug and self.target in ("serve", "reference"):
+            good = await asyncio.to_thread(on_correct)
+            text += ("; passes on the correct reference" if good == 0 else
+                     "; fails on the correct reference too (timing-sensitive scenario)")
+        rec.scenario_check = text
 
     def _write_scenario(self, rec: ClassRecord, r: SequenceResult) -> None:
         if not self.args.report or r.finding is None:
