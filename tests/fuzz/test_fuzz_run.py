@@ -84,3 +84,31 @@ def test_bad_usage_and_unreachable_target(tmp_path: str) -> None:
     port = s.getsockname()[1]
     s.close()
     assert fuzz_main(["--target", f"kafka://127.0.0.1:{port}", "--minutes", "0.05", "--quiet"]) == 3
+
+
+def test_request_order_is_kept_for_a_responsive_target() -> None:
+    """A leader's SyncGroup sent while a follower's rejoin is parked: Kafka answers
+    REBALANCE_IN_PROGRESS. The judge may consider the two requests in the other order only when
+    the target answers slowly, so the seeded bug that answers NONE is found, and the correct
+    reference is not a finding."""
+    import asyncio
+
+    from fuzz.actions import Action, Everyone, Join, Sync, Timing
+    from fuzz.client import Broker
+    from fuzz.engine import RunSettings, run_sequence
+
+    acts: list[Action] = [Join(), Join(who=3), Join(), Join(who=4), Everyone(what=0), Everyone(what=1),
+            Join(who=4, proto=1), Sync(who=0)]
+
+    async def play(port: int) -> object:
+        b = Broker("127.0.0.1", port)
+        await b.start()
+        r = await run_sequence(b, "order", 0, acts, RunSettings(CFG, Timing.for_config(CFG)))
+        b.close()
+        return r.finding
+
+    with start_in_thread(CFG, "sync-accepted-in-preparing") as buggy:
+        f = asyncio.run(play(buggy.port))
+    assert f is not None and getattr(f, "api") == "SyncGroup"
+    with start_in_thread(CFG) as good:
+        assert asyncio.run(play(good.port)) is None
