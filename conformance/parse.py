@@ -538,10 +538,20 @@ class _StepParser:
         if o.has("bind"):
             bind = o.take("bind", lambda x, n: self.bind(x, n, i), None)
         expect = o.opt("expect", lambda x, n: self.expect(op, x, n)) or ()
-        return CheckResponseStep(i, raw, rid, op, expect, bind)
+        return CheckResponseStep(i, raw, rid, op, expect, bind, *self.tolerance(o))
 
     def p_check_pending(self, o: _Obj, i: int, raw: str) -> CheckPendingStep:
-        return CheckPendingStep(i, raw, o.need("id", self.request_id))
+        return CheckPendingStep(i, raw, o.need("id", self.request_id), *self.tolerance(o))
+
+    def tolerance(self, o: _Obj) -> tuple[int, str]:
+        """`tolerance_ms` (real-clock targets only) and the `tolerance_why` it needs."""
+        ms = o.opt("tolerance_ms", self.v.nonneg)
+        if ms is None:
+            return 0, ""
+        why = o.opt("tolerance_why", self.v.str_)
+        if not why:
+            raise o.where.fail(o.name("tolerance_why"), "missing: a tolerance_ms needs its reason")
+        return ms, why
 
     def p_check_group(self, o: _Obj, i: int, raw: str) -> CheckGroupStep:
         group = self.group(o)

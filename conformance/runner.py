@@ -10,6 +10,7 @@ later, so that traces can be recorded.
 from __future__ import annotations
 
 import enum
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -142,6 +143,7 @@ class _Slot:
     step: int
     request: Request
     responses: list[Response] = field(default_factory=list)
+    arrived: list[float] = field(default_factory=list)  # time.monotonic() of each response
 
 
 def _needs(scenario: Scenario, target: Coordinator) -> Optional[str]:
@@ -245,6 +247,7 @@ class _Run:
 
         def callback(response: Response) -> None:
             slot.responses.append(response)
+            slot.arrived.append(time.monotonic())
             if self.hook is not None:
                 self.hook(self.scenario, index, request, response)
 
@@ -289,7 +292,15 @@ class _Run:
 
     # ---- checks
 
+    def real_clock(self) -> bool:
+        """A target whose timers run on the real clock (a broker): step tolerances apply."""
+        return bool(getattr(self.target, "real_clock", False))
+
     def check_response(self, step: CheckResponseStep) -> None:
+        slot = self.slots[step.id]
+        if step.tolerance_ms and self.real_clock() and not slot.responses:
+            wait: Callable[[float, Callable[[], bool]], None] = getattr(self.target, "wait_real")
+            wait(step.tolerance_ms / 1000.0, lambda: bool(slot.responses))
         response = self._response(step.id)
         group = self._request_group(step.id)
         self.examine(step.op, response, group, step.expect, step.bind)
@@ -412,7 +423,9 @@ class _Run:
             self.check_response(step)
         elif isinstance(step, CheckPendingStep):
             slot = self.slots[step.id]
-            if slot.responses:
+            late_ok = (step.tolerance_ms and self.real_clock() and slot.arrived
+                       and time.monotonic() - slot.arrived[0] <= step.tolerance_ms / 1000.0)
+            if slot.responses and not late_ok:
                 actual = actuals_of(slot.responses[0], self._request_group(step.id))
                 raise _StepFailed(f"expected {step.id!r} to be still parked, actual response {thaw_json(actual)}")
         elif isinstance(step, CheckGroupStep):

@@ -186,6 +186,10 @@ class CheckResponseStep:
     op: str  # the op of the request step `id` names
     expect: tuple[Expect, ...]
     bind: Optional[str]
+    # Real-clock targets (a broker): the response may arrive up to this much real time later
+    # (the runner waits for it); `tolerance_why` says why the step needs it. Exact targets ignore it.
+    tolerance_ms: int = 0
+    tolerance_why: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +197,9 @@ class CheckPendingStep:
     index: int
     raw: str
     id: str
+    # Real-clock targets: a response that arrived at most this much real time ago still passes.
+    tolerance_ms: int = 0
+    tolerance_why: str = ""
 
 
 @dataclass(frozen=True, slots=True)

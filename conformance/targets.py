@@ -4,6 +4,8 @@
 `reference`  reference.coordinator.ReferenceCoordinator (the independent coordinator)
 `kafka://HOST:PORT`  a broker over the Kafka wire protocol (a non-loopback host needs allow_remote)
 `tansu`      a local Tansu broker started by wire/ (Kafka-compatible peer)
+`kafka-3.9`, `kafka-4`  Apache Kafka itself (jars fetched by scripts/setup.sh), started by
+             wire.kafka_broker: one broker per distinct broker config, shared by the scenarios
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from model.coordinator_api import Coordinator, CoordinatorConfig
 
 from conformance.runner import TargetFactory
 
-TARGET_HELP = "model, reference, kafka://HOST:PORT or tansu"
+TARGET_HELP = "model, reference, kafka://HOST:PORT, tansu, kafka-3.9 or kafka-4"
 
 _KAFKA = re.compile(r"kafka://(?P<host>[^:/\s]+):(?P<port>\d{1,5})\Z")
 
@@ -83,6 +85,12 @@ def resolve_target(spec: str, allow_remote: bool) -> TargetFactory:
     if spec == "tansu":
         _attribute("wire", "tansu_target", spec)
         return _TansuFactory()
+    if spec in ("kafka-3.9", "kafka-4"):
+        make_factory = _attribute("wire", "kafka_broker_target_factory", spec)
+        why = _attribute("wire.kafka_broker", "kafka_available", spec)(spec[len("kafka-"):])
+        if why is not None:
+            raise TargetError(f"target {spec!r} is not available: {why}")
+        return cast(TargetFactory, make_factory(spec[len("kafka-"):]))
     if spec.startswith("kafka://"):
         m = _KAFKA.match(spec)
         if m is None or not 0 < int(m.group("port")) < 65536:

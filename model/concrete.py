@@ -218,7 +218,7 @@ class ModelCoordinator:
             session_deadline=self._now + s.session_timeout_ms) for s in members)
         prefs = tuple(m.protocol_names() for m in ms)
         self._groups[group_id] = Group(
-            group_id=group_id, state=state, generation=1 if ms else 0,
+            group_id=group_id, state=state, generation=0,  # as Kafka's fixtures: new GroupMetadata + add
             protocol_type=protocol_type if ms else None,
             protocol_name=select_protocol(prefs) if ms else None,
             leader=ms[0].member_id if ms else None, members=ms)

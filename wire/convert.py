@@ -35,6 +35,16 @@ def join_group_version(request: m.JoinGroupRequest, highest: int) -> int:
     return version
 
 
+def sync_group_version(request: m.SyncGroupRequest, highest: int) -> int:
+    """SyncGroup v5+ must carry protocol type and name (Kafka's KafkaApis answers a v5+ request
+    without them INCONSISTENT_GROUP_PROTOCOL before the coordinator sees it,
+    SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent); a request without them is sent
+    as v4, the newest version where they are absent, as a client of that version would."""
+    if request.protocol_type is None or request.protocol_name is None:
+        return min(highest, 4)
+    return highest
+
+
 def _error(code: int, api: ApiKey, version: int) -> Error:
     try:
         return Error.from_code(code)

@@ -35,7 +35,7 @@ import queue
 import time
 import uuid
 from types import TracebackType
-from typing import Optional
+from typing import Callable, Optional
 
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig, ResponseCallback
@@ -71,6 +71,8 @@ class _InFlight:
 class KafkaTarget:
     """Drives a real broker at host:port through the Coordinator interface."""
 
+    real_clock = True  # the broker's timers run on the real clock: scenario step tolerances apply
+
     def __init__(
         self,
         host: str,
@@ -103,6 +105,8 @@ class KafkaTarget:
         self.group_prefix = f"groupspec-{uuid.uuid4().hex[:8]}-"
         self._clock_ms = 0
         self._real_waited_s = 0.0
+        self._t0 = time.monotonic()  # real time of virtual 0 (set again by the first request)
+        self._started = False
         self._requests = 0
         self._tokens = itertools.count(1)
         self._inflight: dict[int, _InFlight] = {}
@@ -110,6 +114,8 @@ class KafkaTarget:
         self._pools: dict[_MemberKey, list[Connection]] = {}
         self._all: list[Connection] = []
         self._coordinators: dict[str, CoordinatorAddress] = {}
+        # (broker group id, generation) -> (protocol type, protocol name) seen in JoinGroup responses
+        self._protocols: dict[tuple[str, int], tuple[Optional[str], Optional[str]]] = {}
         self._bootstrap = Connection(host, port, client_id=client_id,
                                      connect_timeout_s=request_timeout_s, allow_remote=allow_remote)
         self._all.append(self._bootstrap)
@@ -120,15 +126,20 @@ class KafkaTarget:
 
     def handle(self, request: m.Request, callback: ResponseCallback) -> None:
         self._requests += 1
+        if not self._started:
+            self._started = True
+            self._t0 = time.monotonic() - self._clock_ms / 1000.0 * self.time_scale
         if self._requests > self.max_requests:
             raise TimeBudgetExceeded(f"more than {self.max_requests} requests")
-        sent = self._rename(request)
+        sent = self._fill_sync_protocol(self._rename(request))
         api = sent.api_key
         if api not in self.versions:
             raise TransportError(f"the broker does not support {api.name} in this codec's range")
         version = self.versions[api]
         if isinstance(sent, m.JoinGroupRequest):
             version = convert.join_group_version(sent, version)
+        elif isinstance(sent, m.SyncGroupRequest):
+            version = convert.sync_group_version(sent, version)
         _, body = convert.request_body(sent, version)
         conn = self._connection_for(sent)
         token = next(self._tokens)
@@ -151,8 +162,18 @@ class KafkaTarget:
                 f"{self._real_waited_s:.1f}s of {self.max_real_wait_s}s already used")
         self._real_waited_s += real
         self._clock_ms += ms
-        self._pump(time.monotonic() + real)
+        # Sleep until real time catches up with the virtual clock (time spent waiting for parked
+        # requests already counts), so that real time runs as close to virtual time as it can.
+        aligned = self._t0 + self._clock_ms / 1000.0 * self.time_scale
+        self._pump(max(aligned, time.monotonic()))
         self._pump(time.monotonic() + self.settle_s)
+
+    def wait_real(self, seconds: float, until: Callable[[], bool]) -> None:
+        """Deliver responses for up to `seconds` of real time, without moving the virtual clock,
+        until `until()` holds (a scenario step's tolerance for a real-clock deadline)."""
+        deadline = time.monotonic() + seconds
+        while not until() and time.monotonic() < deadline:
+            self._pump(min(deadline, time.monotonic() + 0.01))
 
     def now_ms(self) -> int:
         return self._clock_ms
@@ -217,10 +238,31 @@ class KafkaTarget:
         record = convert.response_record(outcome.api, outcome.version, outcome.body)
         sent = flight.request
         if isinstance(sent, m.JoinGroupRequest) and isinstance(record, m.JoinGroupResponse):
+            if flight.version < 7 and record.error is Error.NONE and record.protocol_type is None:
+                # JoinGroup v0-6 answers carry no protocol type; a successful join's is the
+                # request's (the coordinator refuses a different one: INCONSISTENT_GROUP_PROTOCOL).
+                record = dataclasses.replace(record, protocol_type=sent.protocol_type)
+            if record.error is Error.NONE and record.protocol_name is not None:
+                self._protocols[(sent.group_id, record.generation_id)] = (
+                    record.protocol_type, record.protocol_name)
             if sent.member_id == "" and record.member_id:
                 self._pools.setdefault((sent.group_id, record.member_id), []).insert(
                     0, flight.connection)
         flight.callback(self._unrename(record))
+
+    def _fill_sync_protocol(self, r: m.Request) -> m.Request:
+        """A SyncGroup without protocol type/name gets those of its generation's JoinGroup
+        responses, as a Java client sends them (SyncGroup v5+ requires both: KafkaApis answers
+        INCONSISTENT_GROUP_PROTOCOL without them); unknown ones leave it to be sent as v4."""
+        if not isinstance(r, m.SyncGroupRequest) or (
+                r.protocol_type is not None and r.protocol_name is not None):
+            return r
+        known = self._protocols.get((r.group_id, r.generation_id))
+        if known is None:
+            return r
+        return dataclasses.replace(
+            r, protocol_type=known[0] if r.protocol_type is None else r.protocol_type,
+            protocol_name=known[1] if r.protocol_name is None else r.protocol_name)
 
     def _member_key(self, r: m.Request) -> _MemberKey:
         if isinstance(r, (m.JoinGroupRequest, m.SyncGroupRequest, m.HeartbeatRequest,

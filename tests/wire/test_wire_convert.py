@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from model import messages as m
@@ -98,3 +100,12 @@ def test_protocol_name_empty_below_v7_reads_as_none() -> None:
     _, decoded = codec.decode_response(ApiKey.JoinGroup, 6, codec.encode_response(ApiKey.JoinGroup, 6, 1, body))
     rec = convert.response_record(ApiKey.JoinGroup, 6, decoded)
     assert isinstance(rec, m.JoinGroupResponse) and rec.protocol_name is None
+
+
+def test_sync_group_version_drops_to_v4_without_protocol_type_and_name() -> None:
+    base = m.SyncGroupRequest("g", "m", 1)
+    assert convert.sync_group_version(base, 5) == 4
+    assert convert.sync_group_version(base, 3) == 3
+    assert convert.sync_group_version(dataclasses.replace(base, protocol_type="consumer"), 5) == 4
+    full = dataclasses.replace(base, protocol_type="consumer", protocol_name="range")
+    assert convert.sync_group_version(full, 5) == 5
