@@ -404,12 +404,10 @@ def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[t
         with TansuBroker() as tb:
             yield tb.host, tb.port
     elif spec.startswith("kafka-"):
-        try:
-            from wire import kafka_broker  # type: ignore[attr-defined]
-        except ImportError:
-            raise WireError(f"target {spec}: wire.kafka_broker is not available in this build") from None
-        settings = {k: str(getattr(config, v)) for k, v in _CONFIG_KEYS.items()}
-        with kafka_broker.KafkaBroker(version=spec[len("kafka-"):], config=settings) as kb:
+        from wire.kafka_broker import KafkaBroker
+        from fuzz.actions import PARTITIONS
+        topics = {PARTITIONS[0].topic: len(PARTITIONS)}  # Kafka checks that committed topics exist
+        with KafkaBroker(spec[len("kafka-"):], config, topics=topics) as kb:
             host, _, port = kb.address().rpartition(":")
             yield host, int(port)
     else:
