@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from model.coordinator_api import CoordinatorConfig
 from model.table import CLASSIC_TABLE
-from wire.errors import WireError
+from wire.errors import RemoteHostRefused, WireError
 
 from conformance.cli import run_scenarios
 
@@ -443,6 +443,9 @@ def fuzz_main(argv: list[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         interrupted = True
+    except RemoteHostRefused as e:
+        print(f"groupspec fuzz: --target {args.target}: {e} (use --allow-remote)", file=sys.stderr)
+        return EXIT_USAGE
     except (WireError, OSError) as e:
         print(f"groupspec fuzz: target {args.target} unreachable: {e}", file=sys.stderr)
         if fuzzer is None or fuzzer.stats.sequences == 0:
