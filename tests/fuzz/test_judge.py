@@ -137,3 +137,22 @@ def test_parked_join_must_not_be_answered_early() -> None:
     assert j.may_be_parked(4, 30)
     f = j.receive(4, 40, joined("d-1", "d-1", 2, (m.JoinGroupMember("d-1", None, b"\x01"),)))
     assert f is not None and f.expected == ({"response": "parked (no answer yet)"},)
+
+
+def test_out_of_order_reads_only_for_a_slow_target() -> None:
+    """A new member's join parks (the group rebalances), then the leader heartbeats: in send order
+    the heartbeat gets REBALANCE_IN_PROGRESS; NONE means the heartbeat was read first, which the
+    judge allows only if this target has been seen answering as slowly as the gap between them."""
+    def run(sync_latency: int) -> object:
+        j = GroupJudge("g", CFG)
+        one_member(j)
+        j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                          (("c-1", b"\x07"),)), 10)
+        assert j.receive(3, 10 + sync_latency,
+                         m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+        t = 20 + sync_latency
+        j.send(4, ApiKey.JoinGroup, 3, v3(), t)  # parks: PreparingRebalance
+        j.send(5, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), t + 250)
+        return j.receive(5, t + 251, m.HeartbeatResponse(Error.NONE))
+    assert run(sync_latency=5) is not None  # responsive target: order kept, NONE is a finding
+    assert run(sync_latency=400) is None  # slow target: the heartbeat may have been read first
