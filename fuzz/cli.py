@@ -38,7 +38,7 @@ from fuzz.engine import Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
-COVERAGE_LAG = 4
+COVERAGE_LAG = 8  # windows of parallel/4 sequences
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 _CONFIG_KEYS = {
@@ -167,12 +167,13 @@ class Fuzzer:
         index = 0
         try:
             while time.monotonic() < deadline and self.stats.requests < self.args.max_requests:
-                # Sequence i (of window w = i // p) is drawn from the coverage of every sequence
-                # before window w - LAG: a pure function of the seed and those sequences, so a
-                # seeded run generates the same requests however the target's timing interleaves
-                # them, while the pool of `p` groups stays full (a slow sequence holds the pool
-                # back only when it outlasts LAG windows).
-                done_before = max(0, (index // p - COVERAGE_LAG) * p)
+                # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
+                # sequence before window w - LAG: a pure function of the seed and those sequences,
+                # so a seeded run generates the same requests however the target's timing
+                # interleaves them, while the pool of `p` groups stays full (a slow sequence holds
+                # the pool back only while 2p later ones have started).
+                q = max(1, p // 4)
+                done_before = max(0, (index // q - COVERAGE_LAG) * q)
                 while (len(running) >= p or any(i < done_before for i in running)) and \
                         time.monotonic() < deadline:
                     await asyncio.wait(list(running.values()), timeout=max(0.01, deadline - time.monotonic()),
