@@ -78,6 +78,8 @@ def _parser() -> _Parser:
                         ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIG.items()) + ")")
     p.add_argument("--allow-remote", action="store_true")
     p.add_argument("--no-shrink", action="store_true")
+    p.add_argument("--shrink-seconds", type=float, default=None,
+                   help="how long shrinking may go on after the run (default: a tenth, >= 30 s)")
     p.add_argument("--no-commits", action="store_true",
                    help="no OffsetCommit/OffsetFetch (targets that check topic existence)")
     p.add_argument("--late-ms", type=int, default=Tolerance().late_ms)
@@ -160,7 +162,9 @@ class Fuzzer:
                         commits=not self.args.no_commits)
         deadline = self.stats.started + self.args.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
-        self.shrink_stop = deadline + max(30.0, self.args.minutes * 6)
+        extra = self.args.shrink_seconds if self.args.shrink_seconds is not None else max(
+            30.0, self.args.minutes * 6)
+        self.shrink_stop = deadline + extra
         progress = asyncio.get_running_loop().create_task(self._progress())
         p = self.args.parallel
         running: dict[int, asyncio.Task[None]] = {}

@@ -50,7 +50,8 @@ def test_correct_reference_has_no_findings(tmp_path: str) -> None:
 def test_seeded_bug_is_found_shrunk_and_replayable(tmp_path: str) -> None:
     out = os.path.join(str(tmp_path), "b")
     rc = fuzz_main(["--target", "serve", "--bug", "heartbeat-empty-accepted", "--minutes", "0.2",
-                    "--parallel", "24", "--seed", "7", "--report", out, "--quiet"])
+                    "--parallel", "24", "--seed", "7", "--report", out, "--quiet",
+                    "--shrink-seconds", "15"])
     assert rc == 1
     doc = json.load(open(os.path.join(out, "report.json")))
     assert doc["findings"] >= 1 and doc["classes"]
