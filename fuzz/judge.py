@@ -52,9 +52,10 @@ from model.dsl import Superseded
 from model.state import Group, Input, Settings
 from model.step import Transition, step_all
 from model.table import CLASSIC_TABLE, URGENT
-from model.vocabulary import ApiKey, Error
+from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
 
 NO_RESPONSE: Final = "no-response"
+_OFFSETS_EXPIRE: Final = TimerEvent.OffsetsExpire.value
 
 
 class Inconclusive(Exception):
@@ -308,6 +309,13 @@ class GroupJudge:
         firings = 0
         while stack:
             x = stack.pop()
+            if x.group.state is GroupState.Empty and not x.group.offsets:
+                # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
+                # 10 min by default, phase unknown) removes an Empty group that has no offsets:
+                # it may have run at any moment
+                for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(_OFFSETS_EXPIRE),
+                                   self.settings, x.now, self.mode):
+                    stack.append(self._record(x, tr, x.now, x.now + self.tol.late_ms + x.skew))
             timers = armed_timers(x.group)
             if not timers:
                 out.append(x)

@@ -49,7 +49,8 @@ def test_valid_join_is_no_finding_and_wrong_generation_is() -> None:
     me = (m.JoinGroupMember("c-1", None, b"\x01"),)
     f = bad.receive(2, 3, joined("c-1", "c-1", 0, me))  # Tansu's generation 0
     assert f is not None and f.api == "JoinGroup" and "generation" in f.shape
-    assert f.expected[0]["generation"] == 1 and f.actual["generation"] == 0  # type: ignore[index]
+    assert any(e.get("generation") == 1 for e in f.expected)
+    assert f.actual["generation"] == 0  # type: ignore[index]
 
 
 def test_member_ids_are_a_bijection() -> None:
@@ -156,3 +157,29 @@ def test_out_of_order_reads_only_for_a_slow_target() -> None:
         return j.receive(5, t + 251, m.HeartbeatResponse(Error.NONE))
     assert run(sync_latency=5) is not None  # responsive target: order kept, NONE is a finding
     assert run(sync_latency=400) is None  # slow target: the heartbeat may have been read first
+
+
+def test_empty_group_without_offsets_may_be_cleaned_up() -> None:
+    """Kafka's periodic cleanupGroupMetadata removes an Empty group with no offsets at an unknown
+    moment: DescribeGroups may then say Dead. A group with offsets is kept: Dead is a finding."""
+    def after_leave(commit: bool) -> GroupJudge:
+        j = GroupJudge("g", CFG)
+        one_member(j)
+        j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                          (("c-1", b"\x07"),)), 10)
+        j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07"))
+        if commit:
+            tp = m.TopicPartition("t", 0)
+            j.send(4, ApiKey.OffsetCommit, 8, m.OffsetCommitRequest("g", "c-1", 1, ((tp, 5),)), 12)
+            assert j.receive(4, 13, m.OffsetCommitResponse(((tp, Error.NONE),))) is None
+        j.send(5, ApiKey.LeaveGroup, 5, m.LeaveGroupRequest("g", (m.MemberIdentity("c-1"),)), 14)
+        assert j.receive(5, 15, m.LeaveGroupResponse(
+            Error.NONE, (m.MemberLeaveResult("c-1", None, Error.NONE),))) is None
+        j.send(6, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 20)
+        return j
+    dead = m.DescribeGroupsResponse((m.DescribedGroup(Error.NONE, "g", "Dead", "", ""),))
+    empty = m.DescribeGroupsResponse((m.DescribedGroup(Error.NONE, "g", "Empty", "consumer", ""),))
+    assert after_leave(False).receive(6, 21, dead) is None
+    assert after_leave(False).receive(6, 21, empty) is None
+    assert after_leave(True).receive(6, 21, empty) is None
+    assert after_leave(True).receive(6, 21, dead) is not None
