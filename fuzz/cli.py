@@ -34,7 +34,7 @@ from conformance.cli import run_scenarios
 
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.client import Broker
-from fuzz.engine import Generator, RunSettings, SequenceResult, run_sequence
+from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
@@ -146,7 +146,8 @@ class Fuzzer:
         self.tol = Tolerance(late_ms=args.late_ms, response_bound_ms=args.response_bound_ms)
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
-        self.settings = RunSettings(config, self.timing, self.tol, seed=str(args.seed))
+        self.settings = RunSettings(config, self.timing, self.tol, seed=str(args.seed),
+                                    budget=Budget(args.max_requests))
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
@@ -170,7 +171,7 @@ class Fuzzer:
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
         try:
-            while time.monotonic() < deadline and self.stats.requests < self.args.max_requests:
+            while time.monotonic() < deadline and self.settings.budget.left > 0:
                 # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
                 # sequence before window w - LAG: a pure function of the seed and those sequences,
                 # so a seeded run generates the same requests however the target's timing

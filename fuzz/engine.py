@@ -204,12 +204,20 @@ class Latency:
         return min(self.cap_s, max(self.floor_s, 4 * self.ewma_s))
 
 
+class Budget:
+    """Requests a whole run may still send (`--max-requests`), shared by its groups."""
+
+    def __init__(self, requests: int = 1 << 62) -> None:
+        self.left = requests
+
+
 @dataclass(frozen=True, slots=True)
 class RunSettings:
     config: CoordinatorConfig
     timing: Timing
     tolerance: Tolerance = Tolerance()
     latency: Latency = field(default_factory=Latency)
+    budget: Budget = field(default_factory=Budget)
     request_timeout_s: float = 10.0
     cleanup: bool = True
     seed: str = "0"
@@ -260,6 +268,10 @@ class _Sequence:
         enc = encodable(request, version, self.broker.versions)
         if enc is None:
             return
+        if self.s.budget.left <= 0:
+            self.judging = False  # the run's request budget is spent: stop here, unjudged
+            return
+        self.s.budget.left -= 1
         api, body, decoded, version = enc
         conn = await self._conn(decoded)
         n = next(self.numbers)

@@ -113,3 +113,11 @@ def test_request_order_is_kept_for_a_responsive_target() -> None:
     assert f is not None and getattr(f, "api") == "SyncGroup"
     with start_in_thread(CFG) as good:
         assert asyncio.run(play(good.port)) is None
+
+
+def test_max_requests_bounds_the_run(tmp_path: str) -> None:
+    out = os.path.join(str(tmp_path), "m")
+    assert fuzz_main(["--target", "serve", "--max-requests", "150", "--minutes", "1", "--parallel", "8",
+                      "--report", out, "--quiet"]) == 0
+    doc = json.load(open(os.path.join(out, "report.json")))
+    assert doc["requests"] <= 150 and doc["sequences"] >= 1
