@@ -53,7 +53,7 @@ class Timing:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    who: int = 0  # 0-2: new member (""), 3-6: a known id, 7: a ghost id
+    who: int = 0  # 0-2: new member (""), 3: the id handed out last, 4-6: a known id, 7: a ghost id
     inst: int = 0  # 0-1: dynamic, 2: i1, 3: i2
     proto: int = 0
     session: int = 0
@@ -159,7 +159,7 @@ class Hold:
 Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Delete, Everyone, Wait, Hold]
 ACTION_TYPES: Final[tuple[type, ...]] = (Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe,
                                          Delete, Everyone, Wait, Hold)
-WEIGHTS: Final[tuple[int, ...]] = (8, 4, 3, 2, 2, 1, 1, 1, 6, 4, 2)
+WEIGHTS: Final[tuple[int, ...]] = (8, 4, 3, 3, 2, 1, 2, 1, 6, 3, 5)
 NAMES: Final = {cls.__name__: cls for cls in ACTION_TYPES}
 
 
@@ -248,6 +248,8 @@ def resolve(action: Action, k: Knowledge, timing: Timing, versions: Versions,
     out: list[tuple[m.Request, int]] = []
     if isinstance(action, Join):
         mid = k.pick(action.who - 3, 4) if action.who >= 3 else ""
+        if action.who == 3 and k.ids:
+            mid = k.ids[-1]  # the id handed out last (the second half of a KIP-394 join)
         if action.who == 7:
             mid = GHOST
         inst = (None, None, INSTANCES[0], INSTANCES[1])[action.inst]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import asyncio
 import contextlib
 import json
@@ -27,15 +28,17 @@ from typing import Any, Iterable, Iterator, Optional
 
 from model.coordinator_api import CoordinatorConfig
 from model.table import CLASSIC_TABLE
-from wire.errors import WireError
+from wire.errors import RemoteHostRefused, WireError
+
+from conformance.cli import run_scenarios
 
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.client import Broker
-from fuzz.engine import Generator, RunSettings, SequenceResult, run_sequence
+from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
-COVERAGE_LAG = 4
+COVERAGE_LAG = 8  # windows of parallel/4 sequences
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 _CONFIG_KEYS = {
@@ -75,6 +78,8 @@ def _parser() -> _Parser:
                         ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIG.items()) + ")")
     p.add_argument("--allow-remote", action="store_true")
     p.add_argument("--no-shrink", action="store_true")
+    p.add_argument("--shrink-seconds", type=float, default=None,
+                   help="how long shrinking may go on after the run (default: a tenth, >= 30 s)")
     p.add_argument("--no-commits", action="store_true",
                    help="no OffsetCommit/OffsetFetch (targets that check topic existence)")
     p.add_argument("--late-ms", type=int, default=Tolerance().late_ms)
@@ -141,7 +146,8 @@ class Fuzzer:
         self.tol = Tolerance(late_ms=args.late_ms, response_bound_ms=args.response_bound_ms)
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
-        self.settings = RunSettings(config, self.timing, self.tol, seed=str(args.seed))
+        self.settings = RunSettings(config, self.timing, self.tol, seed=str(args.seed),
+                                    budget=Budget(args.max_requests))
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
@@ -157,19 +163,22 @@ class Fuzzer:
                         commits=not self.args.no_commits)
         deadline = self.stats.started + self.args.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
-        self.shrink_stop = deadline + max(30.0, self.args.minutes * 6)
+        extra = self.args.shrink_seconds if self.args.shrink_seconds is not None else max(
+            30.0, self.args.minutes * 6)
+        self.shrink_stop = deadline + extra
         progress = asyncio.get_running_loop().create_task(self._progress())
         p = self.args.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
         try:
-            while time.monotonic() < deadline and self.stats.requests < self.args.max_requests:
-                # Sequence i (of window w = i // p) is drawn from the coverage of every sequence
-                # before window w - LAG: a pure function of the seed and those sequences, so a
-                # seeded run generates the same requests however the target's timing interleaves
-                # them, while the pool of `p` groups stays full (a slow sequence holds the pool
-                # back only when it outlasts LAG windows).
-                done_before = max(0, (index // p - COVERAGE_LAG) * p)
+            while time.monotonic() < deadline and self.settings.budget.left > 0:
+                # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
+                # sequence before window w - LAG: a pure function of the seed and those sequences,
+                # so a seeded run generates the same requests however the target's timing
+                # interleaves them, while the pool of `p` groups stays full (a slow sequence holds
+                # the pool back only while 2p later ones have started).
+                q = max(1, p // 4)
+                done_before = max(0, (index // q - COVERAGE_LAG) * q)
                 while (len(running) >= p or any(i < done_before for i in running)) and \
                         time.monotonic() < deadline:
                     await asyncio.wait(list(running.values()), timeout=max(0.01, deadline - time.monotonic()),
@@ -251,6 +260,30 @@ class Fuzzer:
             rec.scenario_check = "the divergence did not reproduce when re-run (timing)"
         rec.minimal, rec.minimal_finding = minimal, best.finding
         self._write_scenario(rec, best)
+        if rec.scenario is not None:
+            await self._check_scenario(rec, rec.scenario)
+
+    async def _check_scenario(self, rec: ClassRecord, path: str) -> None:
+        """Replay the scenario with `groupspec scenario run`: it should fail on this target and,
+        for a seeded bug of `--target serve`, pass on the correct reference."""
+        def replay(port: int) -> int:
+            return run_scenarios([path, "--target", f"kafka://{self.host}:{port}"],
+                                 out=io.StringIO(), err=io.StringIO())
+
+        def on_correct() -> int:
+            from server.run import start_in_thread
+            with start_in_thread(self.config) as handle:
+                return replay(handle.port)
+
+        here = await asyncio.to_thread(replay, self.port)
+        text = ("fails on the target, as found" if here == 1 else
+                "passes on the target when replayed (the divergence depends on timing)" if here == 0
+                else f"replay exit status {here}")
+        if self.args.bug and self.target in ("serve", "reference"):
+            good = await asyncio.to_thread(on_correct)
+            text += ("; passes on the correct reference" if good == 0 else
+                     "; fails on the correct reference too (timing-sensitive scenario)")
+        rec.scenario_check = text
 
     def _write_scenario(self, rec: ClassRecord, r: SequenceResult) -> None:
         if not self.args.report or r.finding is None:
@@ -377,11 +410,10 @@ def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[t
         with TansuBroker() as tb:
             yield tb.host, tb.port
     elif spec.startswith("kafka-"):
-        try:
-            from wire import kafka_broker
-        except ImportError:
-            raise WireError(f"target {spec}: wire.kafka_broker is not available in this build") from None
-        with kafka_broker.KafkaBroker(version=spec[len("kafka-"):], config=config) as kb:
+        from wire.kafka_broker import KafkaBroker
+        from fuzz.actions import PARTITIONS
+        topics = {PARTITIONS[0].topic: len(PARTITIONS)}  # Kafka checks that committed topics exist
+        with KafkaBroker(spec[len("kafka-"):], config, topics=topics) as kb:
             host, _, port = kb.address().rpartition(":")
             yield host, int(port)
     else:
@@ -417,6 +449,9 @@ def fuzz_main(argv: list[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         interrupted = True
+    except RemoteHostRefused as e:
+        print(f"groupspec fuzz: --target {args.target}: {e} (use --allow-remote)", file=sys.stderr)
+        return EXIT_USAGE
     except (WireError, OSError) as e:
         print(f"groupspec fuzz: target {args.target} unreachable: {e}", file=sys.stderr)
         if fuzzer is None or fuzzer.stats.sequences == 0:

@@ -46,7 +46,7 @@ async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int 
         return None
 
     cur = list(actions)
-    first = await test([cur])
+    first = await test([cur, cur, cur])  # three tries at once: timing-dependent divergences
     if first is None:
         return cur, None, runs
     best = first[1]
@@ -149,23 +149,6 @@ def _request_step(n: int, r: m.Request, names: _Names) -> dict[str, Any]:
     return s
 
 
-def _expect(response: m.Response) -> dict[str, Any]:
-    """The checked part of an answer the model allowed (errors, and a join's generation)."""
-    if isinstance(response, m.JoinGroupResponse):
-        return {"error": response.error.name, "generation": response.generation_id}
-    if isinstance(response, (m.SyncGroupResponse, m.HeartbeatResponse, m.LeaveGroupResponse)):
-        return {"error": response.error.name}
-    if isinstance(response, m.OffsetCommitResponse):
-        return {"errors": {str(tp): e.name for tp, e in response.partitions}}
-    if isinstance(response, m.OffsetFetchResponse):
-        return {"error": response.error.name}
-    if isinstance(response, m.DescribeGroupsResponse) and response.groups:
-        return {"error": response.groups[0].error.name}
-    if isinstance(response, m.DeleteGroupsResponse):
-        return {"errors": {"g": e.name for _, e in response.results}}
-    return {}
-
-
 _EXPECT_KEYS = {"join": ("error", "generation", "member_id", "leader", "protocol_type",
                          "protocol_name", "skip_assignment"),
                 "sync": ("error", "assignment", "protocol_type", "protocol_name"),
@@ -210,13 +193,14 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
             check: dict[str, Any] = {"op": "check_response", "id": f"r{ev.number}"}
             if ev.number == finding.number:
                 break
-            if isinstance(ev.response, m.Response.__args__):  # type: ignore[attr-defined]
-                check["expect"] = _expect(ev.response)
-                if isinstance(ev.response, m.JoinGroupResponse):
-                    bound = names.bind(ev.response.member_id)
-                    if bound is not None:
-                        check["bind"] = {"member_id": bound}
-            steps.append(check)
+            # Earlier answers are only waited for where they bind a member id: their exact
+            # values depend on real time, which the scenario runner spends differently (it
+            # waits for every request), so expecting them would fail correct targets too.
+            if isinstance(ev.response, m.JoinGroupResponse):
+                bound = names.bind(ev.response.member_id)
+                if bound is not None:
+                    check["bind"] = {"member_id": bound}
+                    steps.append(check)
     # the diverging request: what the model allows
     rid = f"r{finding.number}"
     op = ops.get(finding.number, "")
