@@ -88,6 +88,12 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--prove", action="store_true", help="also run the Z3 proofs")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--stop-at-first-violation", action="store_true")
+    p.add_argument("--junit", default=None, metavar="FILE",
+                   help="write a JUnit XML report: one testcase per property, the counterexample "
+                        "as the failure text")
+    p.add_argument("--all-counterexamples", action="store_true",
+                   help="explore every run fully and report a counterexample per property and run "
+                        "(default: stop checking a property once it has one)")
     p.add_argument("--refines", default=None, metavar="TABLE",
                    help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
                         "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
@@ -113,10 +119,10 @@ def cmd_check(argv: Sequence[str]) -> int:
             raise UsageError(f"--invariant: unknown {sorted(unknown)}; known: "
                              f"{', '.join(sorted(INVARIANTS) + [LIVENESS, WELL_FORMED])}")
         names = frozenset(a.invariant)
-    if a.json:
-        parent = os.path.dirname(os.path.abspath(a.json))
-        if not os.path.isdir(parent):
-            raise UsageError(f"--json: directory {parent} does not exist")
+    for flag, path in (("--json", a.json), ("--junit", a.junit)):
+        parent = os.path.dirname(os.path.abspath(path)) if path else ""
+        if path and not os.path.isdir(parent):
+            raise UsageError(f"{flag}: directory {parent} does not exist")
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
     if a.refines is not None:
@@ -130,13 +136,23 @@ def cmd_check(argv: Sequence[str]) -> int:
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or LIVENESS in names)
     reports = []
+    checked = checked_properties(names, liveness)
+    found: set[str] = set()
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
-        r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
-                    liveness=liveness, max_states=a.max_states,
-                    progress=None if a.quiet else sys.stderr,
-                    stop_at_first_violation=a.stop_at_first_violation)
-        print_run(r)
+        if not a.all_counterexamples and checked <= found:
+            r = Report(b, not a.no_symmetry, rows_total=len(table.rows),
+                       cut_short="not run: every checked property already has a counterexample")
+            print(f"skipped: {r.cut_short}")
+        else:
+            r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
+                        liveness=liveness, max_states=a.max_states,
+                        progress=None if a.quiet else sys.stderr,
+                        stop_at_first_violation=a.stop_at_first_violation,
+                        all_counterexamples=a.all_counterexamples,
+                        skip=frozenset() if a.all_counterexamples else frozenset(found))
+            print_run(r)
+        found |= {v.invariant for v in r.violations}
         reports.append((label, r))
     merged = merge(table, [r for _, r in reports])
     print_coverage(merged)
@@ -148,20 +164,52 @@ def cmd_check(argv: Sequence[str]) -> int:
     if a.refines is not None:
         from groupspec.diff_cli import refines
         print(f"\n== refinement: {table.name} against {a.refines}", flush=True)
-        refined = refines(a.table, a.refines, bounds if single or a.v3_joins else None,
-                          max_states=a.max_states, quiet=a.quiet)
+        refined, refinement = refines(a.table, a.refines, bounds if single or a.v3_joins else None,
+                                      max_states=a.max_states, quiet=a.quiet)
         doc["refines"] = {"against": a.refines, "exit_status": refined}
         status = 1 if 1 in (status, refined) else max(status, refined)
     if a.prove:
         proof_status = _prove([] if a.table is None else ["--table", a.table])
         doc["proofs_exit_status"] = proof_status
         status = status or proof_status
+    if a.junit:
+        from groupspec import junit
+        incomplete = next((r.cut_short for _, r in reports if r.cut_short and not (
+            r.cut_short.startswith("not run") or r.cut_short.startswith("every checked"))), "")
+        gap = next((label for label, r in reports if liveness and not r.liveness_checked
+                    and not r.cut_short.startswith("not run")), None)
+        unchecked = {LIVENESS: f"run '{gap}' had safety violations, and liveness is only checked "
+                               f"on runs without them"} if gap else {}
+        cases = junit.check_cases(table.name, checked, merged.violations, incomplete, unchecked)
+        if a.refines is not None:
+            from groupspec.diff_cli import difference_text
+            name = f"refines {a.refines}"
+            cls = f"groupspec.check.{table.name}"
+            cases.append(junit.Case(cls, name, junit.PASSED, seconds=refinement.seconds)
+                         if refined == 0 else
+                         junit.Case(cls, name, junit.FAILURE,
+                                    f"shows a client something {a.refines} would not",
+                                    difference_text(refinement), refinement.seconds)
+                         if refined == 1 else
+                         junit.Case(cls, name, junit.ERROR, "incomplete: the lockstep search was "
+                                    "cut short", "", refinement.seconds))
+        junit.write(a.junit, f"groupspec check {table.name}", cases, merged.seconds)
     if a.json:
         tmp = a.json + ".tmp"
         with open(tmp, "w") as f:
             json.dump(doc, f, indent=2)
         os.replace(tmp, a.json)
     return status
+
+
+def checked_properties(names: Optional[frozenset[str]], liveness: bool) -> set[str]:
+    """Every property a check run looks at: the named invariants, well-formedness, liveness."""
+    out = set(INVARIANTS) if names is None else set(names) & set(INVARIANTS)
+    if names is None or WELL_FORMED in names:
+        out.add(WELL_FORMED)
+    if liveness:
+        out.add(LIVENESS)
+    return out
 
 
 def merge(table: Table, reports: list[Report]) -> Report:
@@ -175,7 +223,11 @@ def merge(table: Table, reports: list[Report]) -> Report:
         out.frontier += r.frontier
         for rid, n in r.rows_fired.items():
             out.rows_fired[rid] = out.rows_fired.get(rid, 0) + n
-        out.violations.extend(r.violations)
+        for v in r.violations:  # the same counterexample found by two runs is reported once
+            if all((v.invariant, v.trace) != (w.invariant, w.trace) for w in out.violations):
+                out.violations.append(v)
+        if r.cut_short and not out.cut_short:
+            out.cut_short = r.cut_short
     for row in table.rows:
         if row.id not in out.rows_fired:
             out.uncovered[row.id] = row.unreachable or "not reached at these bounds"
@@ -183,6 +235,8 @@ def merge(table: Table, reports: list[Report]) -> Report:
 
 
 def print_run(r: Report) -> None:
+    if r.cut_short:
+        print(f"cut short: {r.cut_short}")
     print(f"states {r.states:,}  edges {r.edges:,}  depth {r.depth}  "
           f"{r.seconds:.1f} s  ({r.states_per_second:,.0f} states/s)  "
           f"beyond bounds {r.frontier:,}  rows fired {len(r.rows_fired)}")
@@ -194,7 +248,9 @@ def print_run(r: Report) -> None:
 
 def print_coverage(r: Report) -> None:
     print(f"\nall runs: states {r.states:,}  edges {r.edges:,}  {r.seconds:.1f} s")
-    print(f"rows covered {len(r.rows_fired)}/{r.rows_total}")
+    partial = (f" (PARTIAL: a run was cut short, {r.cut_short}; coverage is a lower bound)"
+               if r.cut_short else "")
+    print(f"rows covered {len(r.rows_fired)}/{r.rows_total}{partial}")
     unreach = sum(1 for why in r.uncovered.values() if why != "not reached at these bounds")
     notreached = [rid for rid, why in r.uncovered.items() if why == "not reached at these bounds"]
     print(f"  {unreach} rows marked unreachable (with the reason in the table), "
@@ -213,6 +269,46 @@ def _prove(argv: list[str]) -> int:
     except ImportError as e:
         raise UsageError(f"groupspec prove is not available in this build: {e}") from e
     return int(mod.prove_main(argv))
+
+
+def _prove_junit(argv: list[str]) -> int:
+    """`groupspec prove ... --junit FILE`: the proofs' JSON report turned into JUnit XML."""
+    import tempfile
+
+    from groupspec import junit
+    rest: list[str] = []
+    path = json_path = None
+    it = iter(argv)
+    for x in it:
+        if x == "--junit" or x == "--json":
+            v = next(it, None)
+            if v is None:
+                raise UsageError(f"groupspec prove: {x} expects a FILE")
+            path, json_path = (v, json_path) if x == "--junit" else (path, v)
+        elif x.startswith("--junit="):
+            path = x.split("=", 1)[1]
+        else:
+            rest.append(x)
+    assert path is not None
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--junit: directory {parent} does not exist")
+    tmp = None
+    if json_path is None:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".prove-", suffix=".json")
+        os.close(fd)
+        json_path = tmp
+    try:
+        status = _prove(rest + ["--json", json_path])
+        if status in (0, 1):
+            with open(json_path) as f:
+                report = json.load(f)
+            junit.write(path, f"groupspec prove {report.get('table', '')}",
+                        junit.prove_cases(report), float(report.get("seconds", 0.0)))
+        return status
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -234,6 +330,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if cmd == "check":
             return cmd_check(rest)
         if cmd == "prove":
+            if "--junit" in rest or any(x.startswith("--junit=") for x in rest):
+                return _prove_junit(rest)
             return _prove(rest)
         if cmd == "diff":
             from groupspec.diff_cli import diff_main
