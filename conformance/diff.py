@@ -230,7 +230,7 @@ def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
         found.extend(level)
         if not render:
             return True
-        for d in sorted(level, key=lambda x: x.shown_by):
+        for d in sorted(level, key=lambda x: (_unrenderable_steps(x), x.shown_by)):
             if verified >= max_differences:
                 break
             render_and_verify(ls, d)
@@ -299,6 +299,13 @@ def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
     report.total_differences = len(found)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _unrenderable_steps(d: Difference) -> int:
+    """Inputs no scenario step can express (tried last when rendering)."""
+    steps = [a for a, _ in d.inputs] + [d.action]
+    return sum((a.append_fails and not isinstance(a.request, JoinGroupRequest))
+               or a.kind == TimerEvent.OffsetsExpire.value for a in steps)
 
 
 def _inputs(nodes: list[Node], parent: list[tuple[int, Optional[Action], Obs]],

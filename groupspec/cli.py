@@ -98,6 +98,12 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--stop-at-first-violation", action="store_true",
                    help="stop an exploration at its first violation (the fast negative control)")
+    p.add_argument("--junit", default=None, metavar="FILE",
+                   help="write a JUnit XML report: one testcase per property, the counterexample "
+                        "as the failure text")
+    p.add_argument("--all-counterexamples", action="store_true",
+                   help="explore every run fully and report a counterexample per property and run "
+                        "(default: stop checking a property once it has one)")
     p.add_argument("--refines", default=None, metavar="TABLE",
                    help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
                         "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
@@ -128,8 +134,9 @@ def cmd_check(argv: Sequence[str]) -> int:
         if names <= set(PATH_PROPERTIES) and a.no_liveness:
             raise UsageError(f"--invariant {', '.join(sorted(names))} with --no-liveness: "
                              "nothing to check")
-    if a.json:
-        check_writable(a.json, "--json")
+    for flag, path in (("--json", a.json), ("--junit", a.junit)):
+        if path:
+            check_writable(path, flag)
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
     if a.profile == "kafka-4":
@@ -148,13 +155,23 @@ def cmd_check(argv: Sequence[str]) -> int:
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or bool(names & set(PATH_PROPERTIES)))
     reports = []
+    checked = checked_properties(names, liveness)
+    found: set[str] = set()
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
-        r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
-                    liveness=liveness, max_states=a.max_states,
-                    progress=None if a.quiet else sys.stderr,
-                    stop_at_first_violation=a.stop_at_first_violation)
-        print_run(r)
+        if not a.all_counterexamples and checked <= found:
+            r = Report(b, not a.no_symmetry, rows_total=len(table.rows),
+                       cut_short="not run: every checked property already has a counterexample")
+            print(f"skipped: {r.cut_short}")
+        else:
+            r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
+                        liveness=liveness, max_states=a.max_states,
+                        progress=None if a.quiet else sys.stderr,
+                        stop_at_first_violation=a.stop_at_first_violation,
+                        all_counterexamples=a.all_counterexamples,
+                        skip=frozenset() if a.all_counterexamples else frozenset(found))
+            print_run(r)
+        found |= {v.invariant for v in r.violations}
         reports.append((label, r))
     merged = merge(table, [r for _, r in reports])
     print_coverage(merged)
@@ -171,8 +188,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     if a.refines is not None:
         from groupspec.diff_cli import refines
         print(f"\n== refinement: {table.name} against {a.refines}", flush=True)
-        refined = refines(a.table, a.refines, bounds if single or a.v3_joins else None,
-                          max_states=a.max_states, quiet=a.quiet)
+        refined, refinement = refines(a.table, a.refines, bounds if single or a.v3_joins else None,
+                                      max_states=a.max_states, quiet=a.quiet)
         doc["refines"] = {"against": a.refines, "exit_status": refined}
         status = 1 if 1 in (status, refined) else max(status, refined)
     if a.prove:
@@ -180,9 +197,41 @@ def cmd_check(argv: Sequence[str]) -> int:
         doc["proofs_exit_status"] = proof_status
         status = status or proof_status
     doc["complete"] = not cut
+    if a.junit:
+        from groupspec import junit
+        incomplete = next((r.cut_short for _, r in reports if r.cut_short and not (
+            r.cut_short.startswith("not run") or r.cut_short.startswith("every checked"))), "")
+        gap = next((label for label, r in reports if liveness and not r.liveness_checked
+                    and not r.cut_short.startswith("not run")), None)
+        unchecked = {LIVENESS: f"run '{gap}' had safety violations, and liveness is only checked "
+                               f"on runs without them"} if gap else {}
+        cases = junit.check_cases(table.name, checked, merged.violations, incomplete, unchecked)
+        if a.refines is not None:
+            from groupspec.diff_cli import difference_text
+            name = f"refines {a.refines}"
+            cls = f"groupspec.check.{table.name}"
+            cases.append(junit.Case(cls, name, junit.PASSED, seconds=refinement.seconds)
+                         if refined == 0 else
+                         junit.Case(cls, name, junit.FAILURE,
+                                    f"shows a client something {a.refines} would not",
+                                    difference_text(refinement), refinement.seconds)
+                         if refined == 1 else
+                         junit.Case(cls, name, junit.ERROR, "incomplete: the lockstep search was "
+                                    "cut short", "", refinement.seconds))
+        junit.write(a.junit, f"groupspec check {table.name}", cases, merged.seconds)
     if a.json:
         write_text_atomic(a.json, json.dumps(doc, indent=2))
     return status
+
+
+def checked_properties(names: Optional[frozenset[str]], liveness: bool) -> set[str]:
+    """Every property a check run looks at: the named invariants, well-formedness, liveness."""
+    out = set(INVARIANTS) if names is None else set(names) & set(INVARIANTS)
+    if names is None or WELL_FORMED in names:
+        out.add(WELL_FORMED)
+    if liveness:
+        out.add(LIVENESS)
+    return out
 
 
 def merge(table: Table, reports: list[Report]) -> Report:
@@ -196,8 +245,11 @@ def merge(table: Table, reports: list[Report]) -> Report:
         out.frontier += r.frontier
         for rid, n in r.rows_fired.items():
             out.rows_fired[rid] = out.rows_fired.get(rid, 0) + n
-        out.violations.extend(r.violations)
-        out.cut_short = out.cut_short or r.cut_short
+        for v in r.violations:  # the same counterexample found by two runs is reported once
+            if all((v.invariant, v.trace) != (w.invariant, w.trace) for w in out.violations):
+                out.violations.append(v)
+        if r.cut_short and not out.cut_short:
+            out.cut_short = r.cut_short
     for row in table.rows:
         if row.id not in out.rows_fired:
             out.uncovered[row.id] = row.unreachable or "not reached at these bounds"
@@ -205,6 +257,8 @@ def merge(table: Table, reports: list[Report]) -> Report:
 
 
 def print_run(r: Report) -> None:
+    if r.cut_short:
+        print(f"cut short: {r.cut_short}")
     print(f"states {r.states:,}  edges {r.edges:,}  depth {r.depth}  "
           f"{r.seconds:.1f} s  ({r.states_per_second:,.0f} states/s)  "
           f"beyond bounds {r.frontier:,}  rows fired {len(r.rows_fired)}")
@@ -216,7 +270,9 @@ def print_run(r: Report) -> None:
 
 def print_coverage(r: Report) -> None:
     print(f"\nall runs: states {r.states:,}  edges {r.edges:,}  {r.seconds:.1f} s")
-    print(f"rows covered {len(r.rows_fired)}/{r.rows_total}")
+    partial = (f" (PARTIAL: a run was cut short, {r.cut_short}; coverage is a lower bound)"
+               if r.cut_short else "")
+    print(f"rows covered {len(r.rows_fired)}/{r.rows_total}{partial}")
     unreach = sum(1 for why in r.uncovered.values() if why != "not reached at these bounds")
     notreached = [rid for rid, why in r.uncovered.items() if why == "not reached at these bounds"]
     print(f"  {unreach} rows marked unreachable (with the reason in the table), "
@@ -252,6 +308,45 @@ USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generat
          "(README, \"Exit codes\"); COMMAND --help for a command's options\n")
 
 
+def _prove_junit(argv: list[str]) -> int:
+    """`groupspec prove ... --junit FILE`: the proofs' JSON report turned into JUnit XML."""
+    import tempfile
+
+    from groupspec import junit
+    rest: list[str] = []
+    path = json_path = None
+    it = iter(argv)
+    for x in it:
+        if x == "--junit" or x == "--json":
+            v = next(it, None)
+            if v is None:
+                raise UsageError(f"groupspec prove: {x} expects a FILE")
+            path, json_path = (v, json_path) if x == "--junit" else (path, v)
+        elif x.startswith("--junit="):
+            path = x.split("=", 1)[1]
+        else:
+            rest.append(x)
+    assert path is not None
+    check_writable(path, "--junit")
+    parent = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    if json_path is None:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".prove-", suffix=".json")
+        os.close(fd)
+        json_path = tmp
+    try:
+        status = _prove(rest + ["--json", json_path])
+        if status in (0, 1):
+            with open(json_path) as f:
+                report = json.load(f)
+            junit.write(path, f"groupspec prove {report.get('table', '')}",
+                        junit.prove_cases(report), float(report.get("seconds", 0.0)))
+        return status
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The one top-level handler: every boundary error becomes one line on stderr and its exit
     code (model/errors.py); Ctrl-C exits 130; anything else is a defect, reported as one."""
@@ -271,6 +366,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if name == "check":
             return cmd_check(rest)
         if name == "prove":
+            if "--junit" in rest or any(x.startswith("--junit=") for x in rest):
+                return _prove_junit(rest)
             return _prove(rest)
         if name == "diff":
             from groupspec.diff_cli import diff_main

@@ -92,6 +92,21 @@ def _atomic_write(path: str, text: str) -> None:
         raise
 
 
+def difference_text(r: DiffReport) -> str:
+    """The differences of a report as plain text (a JUnit failure's text)."""
+    lines = []
+    for d in r.differences:
+        shown = r.a if d.shown_by == "A" else r.b
+        other = r.b if d.shown_by == "A" else r.a
+        lines += list(d.labels) or [a.label(r.bounds) for a, _ in d.inputs] + [d.action.label(r.bounds)]
+        lines.append(f"{shown}: {describe_obs(d.shown)}")
+        lines += [f"{other}: {describe_obs(o)}" for o in d.other]
+        if d.scenario is not None:
+            lines.append(json.dumps(d.scenario, indent=2))
+        lines.append("")
+    return "\n".join(lines)
+
+
 def report_json(r: DiffReport) -> dict[str, Any]:
     return {
         "a": r.a, "b": r.b, "bounds": r.bounds.describe(), "one_sided": r.one_sided,
@@ -110,7 +125,7 @@ def report_json(r: DiffReport) -> dict[str, Any]:
 
 def run(a_side: Side, b_side: Side, bounds: Bounds, *, one_sided: bool, max_differences: int,
         max_states: Optional[int], out_dir: Optional[str], json_path: Optional[str],
-        quiet: bool) -> int:
+        quiet: bool) -> tuple[int, DiffReport]:
     verb = "refines" if one_sided else "against"
     print(f"groupspec diff: {a_side.name} {verb} {b_side.name}: {bounds.describe()}", flush=True)
     r = explore_diff(a_side, b_side, bounds, one_sided=one_sided, max_differences=max_differences,
@@ -132,14 +147,14 @@ def run(a_side: Side, b_side: Side, bounds: Bounds, *, one_sided: bool, max_diff
         print(f"\n{r.a} {what}: {r.total_differences} difference(s) at the shortest depth "
               f"{r.differences[0].depth}; {sum(d.scenario is not None for d in r.differences)} "
               f"verified scenario(s)")
-        return 1
+        return 1, r
     if not r.complete:
         print(f"\nINCOMPLETE: cut short at {r.nodes:,} lockstep states (--max-states) with no "
               f"difference found so far", file=sys.stderr)
-        return 3
+        return 3, r
     print(f"\nno client-visible difference within these bounds ({r.nodes:,} lockstep states, "
           f"{r.frontier:,} beyond the bounds)")
-    return 0
+    return 0, r
 
 
 def diff_main(argv: Sequence[str]) -> int:
@@ -168,11 +183,11 @@ def diff_main(argv: Sequence[str]) -> int:
         raise UsageError(f"--json: directory {os.path.dirname(os.path.abspath(a.json))} does not exist")
     mine, theirs = resolve_side(a.table, "--table"), resolve_side(a.against, "--against")
     return run(mine, theirs, bounds, one_sided=False, max_differences=a.max_differences,
-               max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet)
+               max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet)[0]
 
 
 def refines(table_spec: Optional[str], against: str, bounds: Optional[Bounds], *,
-            max_states: Optional[int], quiet: bool) -> int:
+            max_states: Optional[int], quiet: bool) -> tuple[int, DiffReport]:
     """`groupspec check --table T --refines P`: exit 1 when T answers a client in a way P cannot."""
     mine = resolve_side(table_spec or "kafka-3.9", "--table")
     theirs = resolve_side(against, "--refines")

@@ -29,7 +29,7 @@ from model.abstract import (
     world_key,
 )
 from model.dsl import Guard, SpecDefect, Superseded, Table
-from model.invariants import check_state, check_transition
+from model.invariants import INVARIANTS, check_state, check_transition
 from model.state import Group
 from model.vocabulary import GroupState
 
@@ -68,7 +68,10 @@ class Report:
     rows_total: int = 0
     uncovered: dict[str, str] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
-    cut_short: str = ""  # why the exploration stopped before its bounds were exhausted ("" = it did not)
+    # Why the run stopped before exploring everything within the bounds ("" = it did not):
+    # every checked property already had a counterexample, or max_states was reached.
+    cut_short: str = ""
+    liveness_checked: bool = False  # liveness is checked only on runs without safety violations
 
     @property
     def states_per_second(self) -> float:
@@ -79,7 +82,7 @@ class Report:
             "bounds": self.bounds.describe(), "symmetry": self.symmetry,
             "states": self.states, "edges": self.edges, "depth": self.depth,
             "seconds": round(self.seconds, 3), "states_per_second": round(self.states_per_second, 1),
-            "frontier": self.frontier, "rows_total": self.rows_total,
+            "frontier": self.frontier, "rows_total": self.rows_total, "cut_short": self.cut_short,
             "rows_covered": len(self.rows_fired),
             "uncovered_rows": [{"row": r, "reason": why} for r, why in sorted(self.uncovered.items())],
             "violations": [{"invariant": v.invariant, "message": v.message, "trace": list(v.trace)}
@@ -102,7 +105,11 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
             liveness: bool = True, max_states: Optional[int] = None,
             progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
             stop_at_first_violation: bool = False,
-            on_state: Optional[Callable[[World], None]] = None) -> Report:
+            on_state: Optional[Callable[[World], None]] = None,
+            all_counterexamples: bool = True, skip: frozenset[str] = frozenset()) -> Report:
+    """Explore within the bounds. Unless `all_counterexamples`, a property stops being checked
+    once it has a counterexample, and the run stops when every checked property has one.
+    `skip`: properties not to check at all (a plan's earlier runs found them already)."""
     model = AbstractModel(table, urgent, bounds)
     rns = renamers(bounds, symmetry)
     report = Report(bounds, symmetry, rows_total=len(table.rows))
@@ -121,13 +128,26 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     canon_cache: dict[tuple[object, ...], tuple[object, ...]] = {}
     last_print = start
 
+    # The properties still checked: every named invariant asked for, minus those found.
+    active = (frozenset(INVARIANTS) if invariants is None else invariants) - skip
+    liveness = liveness and LIVENESS not in skip
+    pending = set(active) | ({LIVENESS} if liveness else set())
+    if invariants is None or WELL_FORMED in invariants:
+        pending.add(WELL_FORMED)
+    pending -= skip
+
     def violate(name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
-        if name in seen_violation and first_violation_only:
+        nonlocal active
+        if name in skip or (name in seen_violation and first_violation_only):
             return
         seen_violation.add(name)
         report.violations.append(Violation(name, msg, render_trace(model, worlds, parent, node, extra)))
+        if not all_counterexamples:
+            active = active - {name}
+        if name != LIVENESS:
+            pending.discard(LIVENESS)  # liveness is checked only on runs without safety violations
 
-    for name, msg in check_state(init.group, invariants):
+    for name, msg in check_state(init.group, active):
         violate(name, msg, 0)
     while queue:
         node = queue.popleft()
@@ -148,7 +168,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
             if t is not None:
                 for rid in t.rows:
                     report.rows_fired[rid] = report.rows_fired.get(rid, 0) + 1
-                for name, msg in check_transition(table, t, invariants):
+                for name, msg in check_transition(table, t, active):
                     violate(name, msg, node, (s.action, s.index))
             if s.world == w:  # a self-loop: nothing to look up
                 if not graph.has_edge(node, node):
@@ -168,7 +188,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
                 depth.append(depth[node] + 1)
                 graph.add_node(nxt)
                 queue.append(nxt)
-                for name, msg in check_state(s.world.group, invariants):
+                for name, msg in check_state(s.world.group, active):
                     violate(name, msg, nxt)
             if graph.has_edge(node, nxt):
                 if not s.fault:
@@ -185,6 +205,10 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
                 report.cut_short = f"--max-states {max_states} reached with {len(queue):,} states unexplored"
             break
         if stop_at_first_violation and report.violations:
+            report.cut_short = "stopped at the first violation"
+            break
+        if not all_counterexamples and pending and pending <= seen_violation:
+            report.cut_short = "every checked property has a counterexample"
             break
     report.states = len(worlds)
     report.edges = graph.number_of_edges()
@@ -192,6 +216,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     if liveness and not report.violations:
         check_liveness(graph, worlds, model, parent, report, expanded,
                        None if invariants is None else frozenset(invariants) & set(PATH_PROPERTIES))
+        report.liveness_checked = True
     report.seconds = time.perf_counter() - start
     for r in table.rows:
         if r.id not in report.rows_fired:
