@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 from model.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
-from model.explore import LIVENESS, WELL_FORMED, Report, explore
+from model.explore import LIVENESS, WELL_FORMED, Report
 from model.invariants import INVARIANTS
 from model.plan import DEFAULT_PLAN
 
@@ -26,6 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 DEFAULT_FAULTS = "session,rebalance,stall"
+DEFAULT_ENGINE = "python"
 
 
 def load_table(spec: str) -> tuple[Table, tuple[tuple[str, Guard], ...]]:
@@ -88,6 +89,9 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--prove", action="store_true", help="also run the Z3 proofs")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--stop-at-first-violation", action="store_true")
+    p.add_argument("--engine", choices=("python", "native"), default=DEFAULT_ENGINE,
+                   help=f"explorer: the Rust engine built from the table, or the networkx one "
+                        f"(default {DEFAULT_ENGINE})")
     a = p.parse_args(list(argv))
     single = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode))
     a.members = 3 if a.members is None else a.members
@@ -124,19 +128,26 @@ def cmd_check(argv: Sequence[str]) -> int:
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or LIVENESS in names)
     reports = []
+    from model.native import NativeEngineUnavailable, run_explorer
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
-        r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
-                    liveness=liveness, max_states=a.max_states,
-                    progress=None if a.quiet else sys.stderr,
-                    stop_at_first_violation=a.stop_at_first_violation)
+        try:
+            r = run_explorer(a.engine, table, urgent, b, symmetry=not a.no_symmetry,
+                             invariants=names, liveness=liveness, max_states=a.max_states,
+                             progress=None if a.quiet else sys.stderr,
+                             stop_at_first_violation=a.stop_at_first_violation)
+        except NativeEngineUnavailable as e:
+            raise UsageError(f"--engine native: {e}") from e
+        if r is None:
+            return 130
         print_run(r)
         reports.append((label, r))
     merged = merge(table, [r for _, r in reports])
     print_coverage(merged)
     status = 0 if not merged.violations else 1
     doc = merged.to_json()
-    doc["runs"] = [{"label": label, **{k: v for k, v in r.to_json().items()
+    doc["engine"] = a.engine
+    doc["runs"] = [{"label": label, "engine": a.engine, **{k: v for k, v in r.to_json().items()
                                        if k not in ("uncovered_rows",)}}
                    for label, r in reports]
     if a.prove:
@@ -206,6 +217,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     usage = ("usage: groupspec {check,prove,scenario run,traces generate,replay,soak} ...\n"
              "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
+             "  groupspec check --engine native|python ...       choose the explorer\n"
              "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
              "  groupspec scenario run FILE... --target T        run scenario files\n"
              "  groupspec traces generate --groups N --out DIR   make traces with the reference\n"
