@@ -26,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 DEFAULT_FAULTS = "session,rebalance,stall"
-DEFAULT_ENGINE = "python"
+DEFAULT_ENGINE = "native"
 
 
 def load_table(spec: str) -> tuple[Table, tuple[tuple[str, Guard], ...]]:

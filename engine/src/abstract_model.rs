@@ -6,6 +6,7 @@
 
 use crate::model::*;
 use crate::step::*;
+use smallvec::SmallVec;
 
 pub const FAULTS: [&str; 9] =
     ["session", "rebalance", "unload", "lost", "crash", "offsets", "stall", "append", "impersonate"];
@@ -163,7 +164,7 @@ impl Model {
                 }
             }
             Phase::ToSync => {
-                let assigns = if c.leader { c.roster.clone() } else { Vec::new() };
+                let assigns = if c.leader { c.roster.to_vec() } else { Vec::new() };
                 out.push(Action::send(
                     i,
                     Req::Sync {
@@ -420,6 +421,7 @@ impl Model {
         let expires_live = self.expires_live_member(w, a);
         for t in step_all(&self.table, &w.group, &inp, settings)? {
             let mut group = t.after.clone();
+            let t = t;
             normalize(&mut group);
             let deliveries = self.deliveries(w, &t, a);
             let nd = deliveries.len();
@@ -430,13 +432,21 @@ impl Model {
                     .map(|bits| (0..nd).map(|k| bits & (1 << (nd - 1 - k)) != 0).collect())
                     .collect()
             };
-            for lost in losses {
-                let clients = self.deliver(w, a, &deliveries, &lost);
+            let mut pending: Vec<(Vec<Client>, bool)> = Vec::with_capacity(losses.len());
+            for lost in &losses {
+                let clients = self.deliver(w, a, &deliveries, lost);
                 let fault = fault_kind || lost.iter().any(|x| *x) || a.append_fails || expires_live;
+                pending.push((clients, fault));
+            }
+            drop(deliveries);
+            let last = pending.len() - 1;
+            let mut t = Some(t);
+            for (k, (clients, fault)) in pending.into_iter().enumerate() {
+                let transition = if k == last { t.take() } else { t.clone() };
                 out.push(Successor {
                     world: World { group: group.clone(), clients },
                     input: Some(inp.clone()),
-                    transition: Some(t.clone()),
+                    transition,
                     fault,
                 });
             }
@@ -557,7 +567,9 @@ fn react(c: Client, r: &Resp, lost: bool) -> Client {
 pub fn normalize(g: &mut Group) {
     g.members.sort_by_key(|m| m.id);
     if let Some(p) = g.persisted.as_mut() {
-        p.members.sort_by_key(|m| m.id);
+        if !p.members.windows(2).all(|w| w[0].id < w[1].id) {
+            std::rc::Rc::make_mut(p).members.sort_by_key(|m| m.id);
+        }
     }
 }
 
@@ -636,7 +648,7 @@ fn permutations(items: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// abstract.py _member_key, encoded.
-fn member_key(m: &Member, rn: &Renamer, out: &mut Vec<u8>) {
+fn member_key(m: &Member, rn: &Renamer, out: &mut SmallVec<[u8; 8]>) {
     out.push(rn.mid(m.id));
     out.push(rn.inst(m.instance));
     out.push(m.protocols);
@@ -653,10 +665,10 @@ fn member_key(m: &Member, rn: &Renamer, out: &mut Vec<u8>) {
 
 fn sorted_members_key(ms: &[Member], rn: &Renamer, out: &mut Vec<u8>) {
     out.push(ms.len() as u8);
-    let mut keys: Vec<[u8; 8]> = ms
+    let mut keys: SmallVec<[[u8; 8]; 8]> = ms
         .iter()
         .map(|m| {
-            let mut v = Vec::with_capacity(8);
+            let mut v: SmallVec<[u8; 8]> = SmallVec::new();
             member_key(m, rn, &mut v);
             let mut a = [0u8; 8];
             a.copy_from_slice(&v);
@@ -673,12 +685,12 @@ fn sorted_members_key(ms: &[Member], rn: &Renamer, out: &mut Vec<u8>) {
 pub fn world_key(w: &World, rn: &Renamer, out: &mut Vec<u8>) {
     let g = &w.group;
     out.push(g.state as u8);
-    put_i32(out, g.generation);
+    out.push(small(g.generation));
     out.push(g.ptype);
     out.push(g.pname);
     out.push(rn.mid(g.leader));
     sorted_members_key(&g.members, rn, out);
-    let mut pend: Vec<Mid> = g.pending.iter().map(|p| rn.mid(*p)).collect();
+    let mut pend: SmallVec<[Mid; 8]> = g.pending.iter().map(|p| rn.mid(*p)).collect();
     pend.sort_unstable();
     out.push(pend.len() as u8);
     out.extend_from_slice(&pend);
@@ -690,7 +702,7 @@ pub fn world_key(w: &World, rn: &Renamer, out: &mut Vec<u8>) {
     }
     out.push(g.sync_timers.len() as u8);
     for s in &g.sync_timers {
-        put_i32(out, *s);
+        out.push(small(*s));
     }
     match g.offsets {
         None => out.push(0),
@@ -704,30 +716,34 @@ pub fn world_key(w: &World, rn: &Renamer, out: &mut Vec<u8>) {
         Some(p) => {
             out.push(1);
             out.push(p.state as u8);
-            put_i32(out, p.generation);
+            out.push(small(p.generation));
             out.push(p.pname);
             out.push(rn.mid(p.leader));
             sorted_members_key(&p.members, rn, out);
         }
     }
     out.push((g.owned as u8) | (g.new_member_added as u8) << 1);
-    let mut clients: Vec<Vec<u8>> = vec![Vec::new(); w.clients.len()];
+    let mut clients: SmallVec<[SmallVec<[u8; 16]>; 8]> = (0..w.clients.len()).map(|_| SmallVec::new()).collect();
     for (i, c) in w.clients.iter().enumerate() {
-        let mut v = Vec::with_capacity(12);
+        let v = &mut clients[rn.perm[i] as usize];
         v.push(c.phase as u8);
         v.push(rn.mid(c.member));
-        put_i32(&mut v, c.generation);
+        v.push(small(c.generation));
         v.push(c.leader as u8);
-        let mut r: Vec<Mid> = c.roster.iter().map(|m| rn.mid(*m)).collect();
+        let mut r: SmallVec<[Mid; 8]> = c.roster.iter().map(|m| rn.mid(*m)).collect();
         r.sort_unstable();
         v.push(r.len() as u8);
         v.extend_from_slice(&r);
         v.push(c.epoch);
-        clients[rn.perm[i] as usize] = v;
     }
     for c in clients {
         out.extend_from_slice(&c);
     }
+}
+
+/// A generation-like value in one key byte (the packed world refuses values beyond -1..=254).
+fn small(g: i32) -> u8 {
+    (g + 1) as u8
 }
 
 /// abstract.py canonical_key: one key per orbit (here the smallest encoding over the renamings).
@@ -921,7 +937,7 @@ pub fn decode_world(b: &[u8], nclients: usize) -> World {
         let leader = r.u8();
         let nm = r.u8() as usize;
         let members = (0..nm).map(|_| dec_member(&mut r)).collect();
-        Some(Box::new(Persisted { state, generation, ptype: pp >> 4, pname: pp & 15, leader, members }))
+        Some(std::rc::Rc::new(Persisted { state, generation, ptype: pp >> 4, pname: pp & 15, leader, members }))
     } else {
         None
     };

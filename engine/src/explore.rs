@@ -230,7 +230,7 @@ pub fn explore(
             }
         }
         since_tick += 1;
-        if since_tick >= 512 {
+        if since_tick >= 64 {
             since_tick = 0;
             let p = Progress {
                 states: store.len(),

@@ -5,7 +5,13 @@
 //! Python has an Optional). Strings only appear when a record is rendered (`repr`), which writes
 //! exactly what Python's dataclass `repr` writes, so the differential test compares text.
 
+use smallvec::SmallVec;
 use std::fmt::Write;
+
+pub type Members = SmallVec<[Member; 4]>;
+pub type Ids = SmallVec<[Mid; 6]>;
+pub type JoinTimers = SmallVec<[JoinTimer; 1]>;
+pub type SyncTimers = SmallVec<[i32; 1]>;
 
 pub type Mid = u8;
 pub const NOID: Mid = 0xFF;
@@ -285,7 +291,7 @@ pub struct Persisted {
     pub ptype: u8,
     pub pname: u8,
     pub leader: Mid,
-    pub members: Vec<Member>,
+    pub members: Members,
 }
 
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -295,13 +301,13 @@ pub struct Group {
     pub ptype: u8,
     pub pname: u8,
     pub leader: Mid,
-    pub members: Vec<Member>,
-    pub pending: Vec<Mid>,
-    pub join_timers: Vec<JoinTimer>,
-    pub sync_timers: Vec<i32>,
+    pub members: Members,
+    pub pending: Ids,
+    pub join_timers: JoinTimers,
+    pub sync_timers: SyncTimers,
     /// Offsets of partition t-0 (the only partition of the abstract model).
     pub offsets: Option<i32>,
-    pub persisted: Option<Box<Persisted>>,
+    pub persisted: Option<std::rc::Rc<Persisted>>,
     pub owned: bool,
     pub new_member_added: bool,
 }
@@ -314,10 +320,10 @@ impl Default for Group {
             ptype: PT_NONE,
             pname: PN_NONE,
             leader: NOID,
-            members: Vec::new(),
-            pending: Vec::new(),
-            join_timers: Vec::new(),
-            sync_timers: Vec::new(),
+            members: Members::new(),
+            pending: Ids::new(),
+            join_timers: JoinTimers::new(),
+            sync_timers: SyncTimers::new(),
             offsets: None,
             persisted: None,
             owned: true,
@@ -575,7 +581,7 @@ pub struct Client {
     pub member: Mid,
     pub generation: i32,
     pub leader: bool,
-    pub roster: Vec<Mid>,
+    pub roster: Ids,
     pub epoch: u8,
 }
 
@@ -615,7 +621,7 @@ impl Phase {
 
 impl Client {
     pub fn fresh(epoch: u8) -> Client {
-        Client { phase: Phase::Idle, member: NOID, generation: -1, leader: false, roster: Vec::new(), epoch }
+        Client { phase: Phase::Idle, member: NOID, generation: -1, leader: false, roster: Ids::new(), epoch }
     }
 }
 

@@ -616,7 +616,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
         ReleasePartition => ctx.g.owned = false,
         PersistGroup => {
             let g = &ctx.g;
-            let record: Vec<Member> = g
+            let record: Members = g
                 .members
                 .iter()
                 .map(|m| Member { aj: None, a_sync: None, is_new: false, session: false, pending_sync: false, ..m.clone() })
@@ -629,7 +629,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
                 leader: g.leader,
                 members: record,
             };
-            ctx.g.persisted = Some(Box::new(p));
+            ctx.g.persisted = Some(std::rc::Rc::new(p));
         }
         AddPendingMember => {
             let id = ctx.fresh_id()?;
@@ -733,7 +733,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
         Rebalance => {
             let state = ctx.g.state;
             let old = std::mem::take(&mut ctx.g.members);
-            let mut members = Vec::with_capacity(old.len());
+            let mut members = Members::with_capacity(old.len());
             for mut m in old {
                 if state == State::CompletingRebalance {
                     if m.a_sync.is_some() {
@@ -787,7 +787,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
             let r = roster(&ctx.g);
             let (generation, ptype, pname, leader) = (ctx.g.generation, ctx.g.ptype, ctx.g.pname, ctx.g.leader);
             let old = std::mem::take(&mut ctx.g.members);
-            let mut members = Vec::with_capacity(old.len());
+            let mut members = Members::with_capacity(old.len());
             for mut m in old {
                 if let Some((rid, _)) = m.aj {
                     let resp = Resp::Join {
@@ -853,7 +853,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
         AnswerSyncs => {
             let (ptype, pname) = (ctx.g.ptype, ctx.g.pname);
             let old = std::mem::take(&mut ctx.g.members);
-            let mut members = Vec::with_capacity(old.len());
+            let mut members = Members::with_capacity(old.len());
             for m in old {
                 if m.a_sync.is_some() {
                     let resp = Resp::Sync { error: E_NONE, ptype, pname, assignment: m.assignment };
@@ -867,7 +867,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
         FailSyncs => {
             let mapped = map_store_group_error(ctx.s.append_error);
             let old = std::mem::take(&mut ctx.g.members);
-            let mut members = Vec::with_capacity(old.len());
+            let mut members = Members::with_capacity(old.len());
             for mut m in old {
                 if m.a_sync.is_some() {
                     m = answer_sync(ctx, m, Resp::sync_error(mapped));

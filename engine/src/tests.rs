@@ -75,23 +75,23 @@ fn sample_world() -> World {
         ptype: PT_CONSUMER,
         pname: PN_RANGE,
         leader: mid(1, 0),
-        members: vec![m.clone()],
-        pending: vec![mid(0, 1), mid(0, 0)],
-        join_timers: vec![JoinTimer { initial: true, delay: 3000, remaining: 27000 }],
-        sync_timers: vec![1],
+        members: vec![m.clone()].into(),
+        pending: vec![mid(0, 1), mid(0, 0)].into(),
+        join_timers: vec![JoinTimer { initial: true, delay: 3000, remaining: 27000 }].into(),
+        sync_timers: vec![1].into(),
         offsets: Some(1),
-        persisted: Some(Box::new(Persisted {
+        persisted: Some(std::rc::Rc::new(Persisted {
             state: State::Stable,
             generation: 1,
             ptype: PT_CONNECT,
             pname: PN_ROUNDROBIN,
             leader: mid(1, 0),
-            members: vec![m],
+            members: vec![m].into(),
         })),
         owned: false,
         new_member_added: true,
     };
-    let c = Client { phase: Phase::ToSync, member: mid(1, 0), generation: 2, leader: true, roster: vec![mid(1, 0)], epoch: 1 };
+    let c = Client { phase: Phase::ToSync, member: mid(1, 0), generation: 2, leader: true, roster: vec![mid(1, 0)].into(), epoch: 1 };
     World { group: g, clients: vec![Client::fresh(0), c] }
 }
 
@@ -134,6 +134,7 @@ fn canonical_keys_identify_renamed_worlds_only() {
     v.group.leader = swap(v.group.leader);
     v.group.pending = v.group.pending.iter().map(|m| swap(*m)).collect();
     if let Some(p) = v.group.persisted.as_mut() {
+        let p = std::rc::Rc::make_mut(p);
         p.leader = swap(p.leader);
         for m in p.members.iter_mut() {
             m.id = swap(m.id);
