@@ -13,7 +13,7 @@ from model.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
 from model.explore import LIVENESS, WELL_FORMED, Report
 from model.invariants import INVARIANTS
-from model.plan import DEFAULT_PLAN
+from model.plan import DEFAULT_PLAN, PYTHON_PLAN
 
 
 class UsageError(Exception):
@@ -123,7 +123,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
-    plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(DEFAULT_PLAN)
+    default = DEFAULT_PLAN if a.engine == "native" else PYTHON_PLAN
+    plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(default)
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or LIVENESS in names)

@@ -440,6 +440,26 @@ fn field_differs(i: usize, a: &Group, b: &Group) -> bool {
     }
 }
 
+/// The group's fields outside `modifies` (the others left at their defaults, never compared).
+fn frame_snapshot(g: &Group, modifies: u16) -> Group {
+    let keep = |i: usize| modifies & (1 << i) == 0;
+    Group {
+        state: g.state,
+        generation: g.generation,
+        ptype: g.ptype,
+        pname: g.pname,
+        leader: g.leader,
+        members: if keep(5) { g.members.clone() } else { Members::new() },
+        pending: if keep(6) { g.pending.clone() } else { Ids::new() },
+        join_timers: if keep(7) { g.join_timers.clone() } else { JoinTimers::new() },
+        sync_timers: if keep(8) { g.sync_timers.clone() } else { SyncTimers::new() },
+        offsets: g.offsets,
+        persisted: if keep(10) { g.persisted.clone() } else { None },
+        owned: g.owned,
+        new_member_added: g.new_member_added,
+    }
+}
+
 /// Resolves the model's nondeterministic choices (step.py ReplayChooser).
 #[derive(Default, Debug)]
 pub struct Chooser {
@@ -1317,18 +1337,21 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     let ri = matched[0];
     let row = &t.rows[ri];
     ctx.scratch = Scratch::default();
-    let before = ctx.g.clone();
-    for e in &row.effects {
-        apply_effect(*e, ctx)?;
-    }
-    for (i, f) in GROUP_FIELDS.iter().enumerate() {
-        if row.modifies & (1 << i) == 0 && field_differs(i, &before, &ctx.g) {
-            return Err(defect(
-                before_state,
-                kind.name(),
-                vec![row.id.clone()],
-                &format!("effects changed undeclared field '{f}'"),
-            ));
+    if !row.effects.is_empty() {
+        // the frame: a copy of the fields the row's effects must leave alone (only those)
+        let before = frame_snapshot(&ctx.g, row.modifies);
+        for e in &row.effects {
+            apply_effect(*e, ctx)?;
+        }
+        for (i, f) in GROUP_FIELDS.iter().enumerate() {
+            if row.modifies & (1 << i) == 0 && field_differs(i, &before, &ctx.g) {
+                return Err(defect(
+                    before_state,
+                    kind.name(),
+                    vec![row.id.clone()],
+                    &format!("effects changed undeclared field '{f}'"),
+                ));
+            }
         }
     }
     if let Some(ns) = row.next_state {

@@ -58,3 +58,17 @@ def test_symmetry_off_and_max_states_agree() -> None:
                                 max_states=cap)
         python = explore(CLASSIC_TABLE, URGENT, b, progress=None, symmetry=sym, max_states=cap)
         assert _summary(native) == _summary(python)
+
+
+def test_the_whole_default_plan_covers_every_row_or_says_why_natively() -> None:
+    """The default `groupspec check` plan (with the bounds only the native engine finishes):
+    no violation, every row fires somewhere or is marked unreachable, and no row marked
+    unreachable fires."""
+    from model.plan import DEFAULT_PLAN
+    fired: set[str] = set()
+    for _, bounds in DEFAULT_PLAN:
+        r = explore_native(CLASSIC_TABLE, URGENT, bounds, progress=None)
+        assert r.violations == [], bounds
+        fired |= set(r.rows_fired)
+    assert [row.id for row in CLASSIC_TABLE.rows if row.id not in fired and not row.unreachable] == []
+    assert [row.id for row in CLASSIC_TABLE.rows if row.id in fired and row.unreachable] == []
