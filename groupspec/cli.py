@@ -14,7 +14,7 @@ from model.dsl import Guard, Table
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 from model.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
-from model.plan import DEFAULT_PLAN
+from model.plan import DEFAULT_PLAN, PYTHON_PLAN
 from model.atomic import check_writable, write_text_atomic
 
 
@@ -28,6 +28,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 DEFAULT_FAULTS = "session,rebalance,stall"
+DEFAULT_ENGINE = "native"
 
 
 def load_table(spec: str) -> tuple[Table, tuple[tuple[str, Guard], ...]]:
@@ -107,6 +108,9 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--refines", default=None, metavar="TABLE",
                    help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
                         "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
+    p.add_argument("--engine", choices=("python", "native"), default=DEFAULT_ENGINE,
+                   help=f"explorer: the Rust engine built from the table, or the networkx one "
+                        f"(default {DEFAULT_ENGINE})")
     a = p.parse_args(list(argv))
     single = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode))
     a.members = 3 if a.members is None else a.members
@@ -150,13 +154,15 @@ def cmd_check(argv: Sequence[str]) -> int:
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
-    plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(DEFAULT_PLAN)
+    default = DEFAULT_PLAN if a.engine == "native" else PYTHON_PLAN
+    plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(default)
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or bool(names & set(PATH_PROPERTIES)))
     reports = []
     checked = checked_properties(names, liveness)
     found: set[str] = set()
+    from model.native import NativeEngineUnavailable, run_explorer
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
         if not a.all_counterexamples and checked <= found:
@@ -164,12 +170,18 @@ def cmd_check(argv: Sequence[str]) -> int:
                        cut_short="not run: every checked property already has a counterexample")
             print(f"skipped: {r.cut_short}")
         else:
-            r = explore(table, urgent, b, symmetry=not a.no_symmetry, invariants=names,
-                        liveness=liveness, max_states=a.max_states,
-                        progress=None if a.quiet else sys.stderr,
-                        stop_at_first_violation=a.stop_at_first_violation,
-                        all_counterexamples=a.all_counterexamples,
-                        skip=frozenset() if a.all_counterexamples else frozenset(found))
+            try:
+                run = run_explorer(a.engine, table, urgent, b, symmetry=not a.no_symmetry,
+                                   invariants=names, liveness=liveness, max_states=a.max_states,
+                                   progress=None if a.quiet else sys.stderr,
+                                   stop_at_first_violation=a.stop_at_first_violation,
+                                   all_counterexamples=a.all_counterexamples,
+                                   skip=frozenset() if a.all_counterexamples else frozenset(found))
+            except NativeEngineUnavailable as e:
+                raise UsageError(f"--engine native: {e}") from e
+            if run is None:
+                return 130  # run_explorer said what was explored; nothing is reported
+            r = run
             print_run(r)
         found |= {v.invariant for v in r.violations}
         reports.append((label, r))
@@ -182,7 +194,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     if cut and not merged.violations:
         print("not a pass: the exploration was cut short (exit 3)")
     doc = merged.to_json()
-    doc["runs"] = [{"label": label, **{k: v for k, v in r.to_json().items()
+    doc["engine"] = a.engine
+    doc["runs"] = [{"label": label, "engine": a.engine, **{k: v for k, v in r.to_json().items()
                                        if k not in ("uncovered_rows",)}}
                    for label, r in reports]
     if a.refines is not None:
@@ -295,6 +308,7 @@ def _prove(argv: list[str]) -> int:
 
 USAGE = ("usage: groupspec {check,prove,prove states,scenario run,traces generate,diff,replay,soak,serve,fuzz} ...\n"
          "  groupspec check [--members N] [--json FILE] ...   model-check the table\n"
+         "  groupspec check --engine native|python ...       choose the explorer\n"
          "  groupspec prove [--invariant NAME] [--depth K]    Z3 proofs over the table\n"
          "  groupspec prove states [--ids N] ...              explorer and solver reach the same states\n"
          "  groupspec diff --table T --against kafka-3.9      client-visible differences\n"

@@ -9,6 +9,9 @@ for dir in tests/*/; do
     MYPYPATH="$dir" .venv/bin/mypy --strict "$dir"
   fi
 done
+# The native engine's own checks (no unsafe, clippy clean, unit tests).
+(export PATH="$HOME/.cargo/bin:$PATH"; cd engine && cargo clippy --quiet --release -- -D warnings \
+  && cargo clippy --quiet --release --features python -- -D warnings && cargo test --quiet --release)
 set +e
 .venv/bin/pytest --durations=15 "$@"  # the 15 slowest tests, to see where the time goes
 status=$?

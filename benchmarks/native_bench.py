@@ -1,0 +1,171 @@
+"""Native engine benchmark: bounds the Python explorer cannot reach, both engines where Python
+finishes, SPIN's anchor model in the same run, and the default plan with each engine. Not a test;
+results go to explore_results.md.
+
+    .venv/bin/python benchmarks/native_bench.py [--timeout S] [--python-timeout S] [--skip-spin]
+
+Each exploration runs in its own process (peak memory = that process's maximum RSS) with a time
+limit; a run that hits it is reported as not finished, with the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+ANCHORS = ROOT / ".." / "shared" / "anchors"
+SRS = "session,rebalance,stall"
+FAULT_SETS = (SRS, SRS + ",crash", "session,rebalance,unload,lost,crash,offsets,stall,append,impersonate")
+
+
+def one(engine: str, members: int, gen: int, faults: str, liveness: bool) -> None:
+    """Child process: one exploration, a JSON line on stdout."""
+    from model.abstract import Bounds
+    from model.native import explore_native
+    from model.explore import explore
+    from model.table import CLASSIC_TABLE, URGENT
+    b = Bounds(dynamic=members, max_generation=gen, faults=frozenset(faults.split(",")))
+    run = explore_native if engine == "native" else explore
+    t = time.perf_counter()
+    r = run(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness)
+    secs = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"states": r.states, "edges": r.edges, "depth": r.depth, "seconds": secs,
+                      "peak": peak, "violations": [v.invariant for v in r.violations]}))
+
+
+def child(args: list[str], timeout: float) -> Optional[dict[str, object]]:
+    try:
+        out = subprocess.run([sys.executable, __file__, "one", *args], capture_output=True,
+                             text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return None
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
+    doc: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return doc
+
+
+def row(engine: str, members: int, gen: int, faults: str, timeout: float) -> str:
+    r = child([engine, str(members), str(gen), faults, "1"], timeout)
+    label = f"| {members} | {gen} | {faults} | {engine} |"
+    if r is None:
+        return f"{label} | | | | > {timeout:.0f} | | not finished in {timeout:.0f} s |"
+    if "error" in r:
+        return f"{label} | | | | | | error: {r['error']} |"
+    states = int(r["states"])  # type: ignore[call-overload]
+    secs = float(r["seconds"])  # type: ignore[arg-type]
+    verdict = "pass" if not r["violations"] else f"violations {r['violations']}"
+    return (f"{label} {states:,} | {int(r['edges']):,} | {r['depth']} | {secs:.1f} | "  # type: ignore[call-overload]
+            f"{int(r['peak']) / 2**20:,.0f} MB | {verdict}, {states / max(secs, 1e-9):,.0f} states/s |")  # type: ignore[call-overload]
+
+
+def spin(model: str, timeout: float) -> str:
+    src = ANCHORS / model
+    if shutil.which("spin") is None or shutil.which("gcc") is None or not src.exists():
+        return f"| SPIN {model} | not run (spin, gcc or the model missing) |"
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copy(src, d)
+        subprocess.run(["spin", "-a", model], cwd=d, check=True, capture_output=True)
+        subprocess.run(["gcc", "-O2", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=20000", "-o", "pan",
+                        "pan.c"], cwd=d, check=True, capture_output=True)
+        t = time.perf_counter()
+        try:
+            out = subprocess.run(["./pan", "-m4000000", "-w24"], cwd=d, capture_output=True,
+                                 text=True, timeout=timeout).stdout
+        except subprocess.TimeoutExpired:
+            return f"| SPIN {model} | not finished in {timeout:.0f} s |"
+        secs = time.perf_counter() - t
+    found = re.search(r"([\d.e+]+) states, stored", out)
+    states = int(float(found.group(1))) if found else 0
+    mem = re.search(r"([\d.]+)\s+total actual memory usage", out)
+    return (f"| SPIN {model} | {states:,} states | {secs:.1f} s | {states / secs:,.0f} states/s | "
+            f"{mem.group(1) if mem else '?'} MB |")
+
+
+def plan(engine: str, timeout: float) -> str:
+    t = time.perf_counter()
+    try:
+        out = subprocess.run([sys.executable, "-m", "groupspec.cli", "check", "--engine", engine,
+                              "--quiet"], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return f"| {engine} | > {timeout:.0f} s | not finished |"
+    secs = time.perf_counter() - t
+    tail = [ln for ln in out.stdout.splitlines() if ln.startswith("all runs") or "violat" in ln]
+    return f"| {engine} | {secs:.1f} s | exit {out.returncode}; {'; '.join(tail)} |"
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "one":
+        engine, members, generation, faults, live = sys.argv[2:7]
+        one(engine, int(members), int(generation), faults, live == "1")
+        return
+    p = argparse.ArgumentParser()
+    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--python-timeout", type=float, default=120.0)
+    p.add_argument("--skip-spin", action="store_true")
+    p.add_argument("--members", default="2,3,4,5")
+    p.add_argument("--generations", default="1,2,3")
+    p.add_argument("--part", default="spin,bounds,plan")
+    a = p.parse_args()
+    load = os.getloadavg()[0]
+    print(f"# native engine benchmark, {time.strftime('%Y-%m-%d %H:%M')} "
+          f"{platform.machine()}, load average at start {load:.1f}\n", flush=True)
+    parts = a.part.split(",")
+    if "spin" in parts and not a.skip_spin:
+        print("## SPIN anchor and the native engine, side by side\n")
+        print("| run | states | seconds | states/s | memory |\n|---|---|---|---|---|", flush=True)
+        print(spin("kafka_N3_flat.pml", 300), flush=True)
+        for gen in (1, 2, 3):
+            r = child(["native", "3", str(gen), SRS, "1"], 300)
+            if r is not None and "error" not in r:
+                s, secs = int(r["states"]), float(r["seconds"])  # type: ignore[call-overload,arg-type]
+                print(f"| native, 3 members, closed, {SRS}, generation <= {gen} | {s:,} states | "
+                      f"{secs:.2f} s | {s / secs:,.0f} states/s | "
+                      f"{int(r['peak']) / 2**20:,.0f} MB |", flush=True)  # type: ignore[call-overload]
+        print()
+    if "bounds" in parts:
+        print("## Bounds (closed mode, dynamic members, symmetry on, liveness on)\n")
+        print("| members | generation <= | faults | engine | states | edges | depth | seconds | "
+              "peak memory | result |\n|---|---|---|---|---|---|---|---|---|---|", flush=True)
+        for faults in FAULT_SETS:
+            cut: list[tuple[int, int]] = []  # (members, generation) that hit the time limit
+            for n in (int(x) for x in a.members.split(",")):
+                for gen in (int(x) for x in a.generations.split(",")):
+                    if any(n >= m and gen >= g for m, g in cut):
+                        print(f"| {n} | {gen} | {faults} | native | | | | | | not run: a smaller "
+                              f"bound already took longer than {a.timeout:.0f} s |", flush=True)
+                        continue
+                    line = row("native", n, gen, faults, a.timeout)
+                    if "not finished" in line:
+                        cut.append((n, gen))
+                    print(line, flush=True)
+                    small = "," in line and "not finished" not in line and n <= 3 and gen <= 2
+                    if small:
+                        print(row("python", n, gen, faults, a.python_timeout), flush=True)
+    if "big" in parts:
+        print("\n## 4 members, generation <= 2, session,rebalance,stall,crash\n")
+        print("| members | generation <= | faults | engine | states | edges | depth | seconds | "
+              "peak memory | result |\n|---|---|---|---|---|---|---|---|---|---|", flush=True)
+        print(row("native", 4, 2, SRS + ",crash", 1200), flush=True)
+    if "plan" in parts:
+        print("\n## Default plan (`groupspec check --quiet`)\n")
+        print("| engine | wall time | result |\n|---|---|---|", flush=True)
+        print(plan("native", 600), flush=True)
+        print(plan("python", 1800), flush=True)
+
+
+if __name__ == "__main__":
+    main()

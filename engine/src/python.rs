@@ -1,0 +1,252 @@
+//! The PyO3 surface: `Engine(rows, urgent, effect_fields, bounds)`, `Engine.explore(...)`,
+//! `Engine.initial()`, `Engine.successors(world)` and `implemented()`.
+
+use crate::abstract_model::*;
+use crate::explore::{explore, path_to, Options, Progress};
+use crate::invariants::{invariant_by_name, INVARIANTS};
+use crate::model::*;
+use crate::step::*;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::io::Write;
+use std::time::Instant;
+
+type RowTuple = (String, Vec<String>, String, Vec<(String, bool)>, String, String, Option<String>, Vec<String>, bool);
+
+#[pyclass(module = "groupspec_engine")]
+struct Engine {
+    model: Model,
+}
+
+fn rss_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|x| x.parse::<usize>().ok()))
+        .map(|pages| pages * 4096)
+        .unwrap_or(0)
+}
+
+#[pymethods]
+impl Engine {
+    /// rows: (id, states, event, guard literals, reply form, error name, next state, effects,
+    /// new incarnation); urgent: (event, guard literals); effect_fields: (effect, fields it
+    /// modifies); bounds: the fields of model.abstract.Bounds.
+    #[new]
+    fn new(
+        rows: Vec<RowTuple>,
+        urgent: Vec<(String, Vec<(String, bool)>)>,
+        effect_fields: Vec<(String, Vec<String>)>,
+        bounds: &Bound<'_, PyDict>,
+    ) -> PyResult<Self> {
+        let data = rows
+            .into_iter()
+            .map(|(id, states, event, guard, form, error, next_state, effects, new_incarnation)| RowData {
+                id,
+                states,
+                event,
+                guard,
+                form,
+                error,
+                next_state,
+                effects,
+                new_incarnation,
+            })
+            .collect();
+        let table = Table::new(data, urgent, effect_fields).map_err(PyValueError::new_err)?;
+        let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+            bounds.get_item(k)?.ok_or_else(|| PyValueError::new_err(format!("bounds: missing {k}")))
+        };
+        let faults: Vec<String> = get("faults")?.extract()?;
+        let mut fmask = 0u16;
+        for f in &faults {
+            fmask |= fault_bit(f).ok_or_else(|| PyValueError::new_err(format!("the native engine has no fault {f:?}")))?;
+        }
+        let mode: String = get("mode")?.extract()?;
+        if mode != "closed" && mode != "open" {
+            return Err(PyValueError::new_err(format!("unknown mode {mode:?}")));
+        }
+        let dynamic: u8 = get("dynamic")?.extract()?;
+        let stat: u8 = get("static")?.extract()?;
+        if dynamic as usize + stat as usize > 9 {
+            return Err(PyValueError::new_err("the native engine handles at most 9 clients"));
+        }
+        let b = Bounds {
+            dynamic,
+            stat,
+            max_generation: get("max_generation")?.extract()?,
+            faults: fmask,
+            open: mode == "open",
+            require_known_member_id: get("require_known_member_id")?.extract()?,
+            max_ids_per_client: get("max_ids_per_client")?.extract()?,
+            group_max_size: get("group_max_size")?.extract()?,
+            metadata_changes: get("metadata_changes")?.extract()?,
+        };
+        Ok(Engine { model: Model::new(table, b) })
+    }
+
+    /// Explores; returns a dict of counts, row coverage and violations (each with its path of
+    /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress))]
+    #[allow(clippy::too_many_arguments)]
+    fn explore<'py>(
+        &self,
+        py: Python<'py>,
+        symmetry: bool,
+        invariants: Vec<String>,
+        liveness: bool,
+        max_states: Option<usize>,
+        first_violation_only: bool,
+        stop_at_first_violation: bool,
+        progress: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut invs = Vec::new();
+        for name in &invariants {
+            invs.push(
+                invariant_by_name(name)
+                    .ok_or_else(|| PyValueError::new_err(format!("the native engine has no invariant named {name:?}")))?,
+            );
+        }
+        let opts = Options {
+            symmetry,
+            invariants: invs,
+            liveness,
+            max_states,
+            first_violation_only,
+            stop_at_first_violation,
+        };
+        let start = Instant::now();
+        let mut last = Instant::now();
+        let mut peak_rss = rss_bytes();
+        let mut interrupt: Option<PyErr> = None;
+        let mut tick = |p: &Progress| -> bool {
+            if let Err(e) = py.check_signals() {
+                interrupt = Some(e);
+                return false;
+            }
+            if last.elapsed().as_secs_f64() >= 2.0 {
+                last = Instant::now();
+                let rss = rss_bytes();
+                peak_rss = peak_rss.max(rss);
+                if progress {
+                    let secs = start.elapsed().as_secs_f64();
+                    let mut err = std::io::stderr();
+                    let _ = writeln!(
+                        err,
+                        "  explored {} states, {} edges, depth {}, queue {} ({:.0} states/s, {} MB)",
+                        p.states,
+                        p.edges,
+                        p.depth,
+                        p.queue,
+                        p.states as f64 / secs.max(1e-9),
+                        rss.max(p.bytes) / (1 << 20)
+                    );
+                }
+            }
+            true
+        };
+        let out = explore(&self.model, &opts, &mut tick).map_err(PyRuntimeError::new_err)?;
+        peak_rss = peak_rss.max(rss_bytes());
+        let d = PyDict::new(py);
+        d.set_item("states", out.states)?;
+        d.set_item("edges", out.edges)?;
+        d.set_item("depth", out.depth)?;
+        d.set_item("frontier", out.frontier)?;
+        d.set_item("seconds", start.elapsed().as_secs_f64())?;
+        d.set_item("store_bytes", out.store_bytes)?;
+        d.set_item("peak_rss_bytes", peak_rss)?;
+        let interrupted = match interrupt {
+            Some(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => true,
+            Some(e) => return Err(e),
+            None => false,
+        };
+        d.set_item("interrupted", interrupted || out.interrupted)?;
+        let fired = PyDict::new(py);
+        for (i, n) in out.rows_fired.iter().enumerate() {
+            if *n > 0 {
+                fired.set_item(&self.model.table.rows[i].id, *n)?;
+            }
+        }
+        d.set_item("rows_fired", fired)?;
+        let mut vs = Vec::new();
+        for v in &out.violations {
+            vs.push((v.name.clone(), path_to(&out.parent, &out.ord, v.node), v.extra, v.stuck));
+        }
+        d.set_item("violations", vs)?;
+        Ok(d)
+    }
+
+    /// The initial world, packed.
+    fn initial<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut enc = Vec::new();
+        encode_world(&self.model.initial(), &mut enc).map_err(PyRuntimeError::new_err)?;
+        Ok(PyBytes::new(py, &enc))
+    }
+
+    /// The world's repr as Python writes `model.abstract.World`.
+    fn world_repr(&self, world: &[u8]) -> String {
+        self.model.names.world_repr(&decode_world(world, self.model.n as usize))
+    }
+
+    /// The successors of a packed world, in model/abstract.py's order: for each, (packed world,
+    /// fault, rows fired or None, reply repr or None, output reprs, group repr, client reprs).
+    /// A table defect raises ValueError with SpecDefect's message.
+    #[allow(clippy::type_complexity)]
+    fn successors<'py>(
+        &self,
+        py: Python<'py>,
+        world: &[u8],
+    ) -> PyResult<Vec<(Bound<'py, PyBytes>, bool, Option<Vec<String>>, Option<String>, Vec<String>, String, Vec<String>)>> {
+        let w = decode_world(world, self.model.n as usize);
+        let succs = match self.model.successors(&w) {
+            Ok(s) => s,
+            Err(StepError::Defect(d)) => return Err(PyValueError::new_err(d.message)),
+            Err(StepError::Internal(e)) => return Err(PyRuntimeError::new_err(e)),
+        };
+        let names = &self.model.names;
+        let mut out = Vec::new();
+        let mut enc = Vec::new();
+        for s in succs {
+            encode_world(&s.world, &mut enc).map_err(PyRuntimeError::new_err)?;
+            let (rows, reply, outputs) = match &s.transition {
+                None => (None, None, Vec::new()),
+                Some(t) => (
+                    Some(t.rows.iter().map(|r| self.model.table.rows[*r as usize].id.clone()).collect()),
+                    t.reply.as_ref().map(|r| names.resp_repr(r)),
+                    t.outputs.iter().map(|o| names.output_repr(o)).collect(),
+                ),
+            };
+            out.push((
+                PyBytes::new(py, &enc),
+                s.fault,
+                rows,
+                reply,
+                outputs,
+                names.group_repr(&s.world.group),
+                s.world.clients.iter().map(|c| names.client_repr(c)).collect(),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// What the engine implements: {"atoms": [...], "effects": [...], "reply_forms": [...],
+/// "invariants": [...], "faults": [...], "events": [...]}.
+#[pyfunction]
+fn implemented(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("atoms", ATOMS.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    d.set_item("effects", EFFECTS.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    d.set_item("reply_forms", REPLY_FORMS.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    d.set_item("invariants", INVARIANTS.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    d.set_item("faults", FAULTS.to_vec())?;
+    d.set_item("events", EVENT_NAMES.to_vec())?;
+    Ok(d)
+}
+
+#[pymodule]
+fn groupspec_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Engine>()?;
+    m.add_function(wrap_pyfunction!(implemented, m)?)?;
+    Ok(())
+}

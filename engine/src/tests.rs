@@ -1,0 +1,172 @@
+//! Unit tests of the pieces that need no table (the table comes from Python; the agreement with
+//! model.step is tested from Python, tests/engine).
+
+use crate::abstract_model::*;
+use crate::model::*;
+use crate::step::*;
+
+fn row(id: &str, event: &str, guard: &[(&str, bool)], form: &str, next: Option<&str>, effects: &[&str]) -> RowData {
+    RowData {
+        id: id.to_string(),
+        states: vec![id.split('/').next().unwrap_or("").to_string()],
+        event: event.to_string(),
+        guard: guard.iter().map(|(a, p)| (a.to_string(), *p)).collect(),
+        form: form.to_string(),
+        error: "NONE".to_string(),
+        next_state: next.map(|s| s.to_string()),
+        effects: effects.iter().map(|s| s.to_string()).collect(),
+        new_incarnation: false,
+    }
+}
+
+fn fields() -> Vec<(String, Vec<String>)> {
+    EFFECTS.iter().map(|(n, _)| (n.to_string(), vec!["members".to_string()])).collect()
+}
+
+#[test]
+fn unknown_atom_effect_and_form_are_named() {
+    let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[("no-such-atom", true)], "error", None, &[])];
+    let e = Table::new(bad, vec![], fields()).err().unwrap_or_default();
+    assert!(e.contains("no-such-atom"), "{e}");
+    let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[], "error", None, &["no-such-effect"])];
+    let e = Table::new(bad, vec![], fields()).err().unwrap_or_default();
+    assert!(e.contains("no-such-effect"), "{e}");
+    let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[], "no-such-form", None, &[])];
+    let e = Table::new(bad, vec![], fields()).err().unwrap_or_default();
+    assert!(e.contains("no-such-form"), "{e}");
+}
+
+#[test]
+fn select_protocol_votes_and_breaks_ties_by_first_member() {
+    assert_eq!(select_protocol(&[]), PN_NONE);
+    assert_eq!(select_protocol(&[vec![PN_RANGE], vec![PN_ROUNDROBIN, PN_RANGE]]), PN_RANGE);
+    assert_eq!(select_protocol(&[vec![PN_ROUNDROBIN, PN_RANGE], vec![PN_ROUNDROBIN, PN_RANGE]]), PN_ROUNDROBIN);
+    assert_eq!(select_protocol(&[vec![PN_RANGE, PN_ROUNDROBIN], vec![PN_ROUNDROBIN, PN_RANGE]]), PN_RANGE);
+    assert_eq!(select_protocol(&[vec![PN_ROUNDROBIN], vec![PN_RANGE]]), PN_NONE);
+}
+
+#[test]
+fn valid_state_edges_follow_kafka() {
+    assert!(State::valid_transition(State::Stable, State::PreparingRebalance));
+    assert!(!State::valid_transition(State::Stable, State::Stable));
+    assert!(State::valid_transition(State::Dead, State::Dead));
+    assert!(!State::valid_transition(State::Empty, State::Stable));
+}
+
+fn sample_world() -> World {
+    let m = Member {
+        id: mid(1, 0),
+        instance: NOINST,
+        client: 1,
+        ptype: PT_CONSUMER,
+        protocols: 2,
+        session_timeout: SESSION_MS,
+        rebalance_timeout: REBALANCE_MS,
+        aj: Some((5, true)),
+        a_sync: Some(7),
+        is_new: true,
+        assignment: true,
+        session: true,
+        pending_sync: false,
+    };
+    let g = Group {
+        state: State::PreparingRebalance,
+        generation: 2,
+        ptype: PT_CONSUMER,
+        pname: PN_RANGE,
+        leader: mid(1, 0),
+        members: vec![m.clone()].into(),
+        pending: vec![mid(0, 1), mid(0, 0)].into(),
+        join_timers: vec![JoinTimer { initial: true, delay: 3000, remaining: 27000 }].into(),
+        sync_timers: vec![1].into(),
+        offsets: Some(1),
+        persisted: Some(std::rc::Rc::new(Persisted {
+            state: State::Stable,
+            generation: 1,
+            ptype: PT_CONNECT,
+            pname: PN_ROUNDROBIN,
+            leader: mid(1, 0),
+            members: vec![m].into(),
+        })),
+        owned: false,
+        new_member_added: true,
+    };
+    let c = Client { phase: Phase::ToSync, member: mid(1, 0), generation: 2, leader: true, roster: vec![mid(1, 0)].into(), epoch: 1 };
+    World { group: g, clients: vec![Client::fresh(0), c] }
+}
+
+#[test]
+fn packed_worlds_decode_to_the_same_world() {
+    let w = sample_world();
+    let mut enc = Vec::new();
+    encode_world(&w, &mut enc).expect("encodes");
+    assert_eq!(decode_world(&enc, 2), w);
+    let init = World { group: Group::default(), clients: vec![Client::fresh(0); 3] };
+    encode_world(&init, &mut enc).expect("encodes");
+    assert_eq!(decode_world(&enc, 3), init);
+}
+
+#[test]
+fn canonical_keys_identify_renamed_worlds_only() {
+    let b = Bounds {
+        dynamic: 2,
+        stat: 0,
+        max_generation: 3,
+        faults: 0,
+        open: false,
+        require_known_member_id: true,
+        max_ids_per_client: 2,
+        group_max_size: 1 << 30,
+        metadata_changes: false,
+    };
+    let rns = renamers(&b, true);
+    assert_eq!(rns.len(), 2);
+    let w = sample_world();
+    // the same world with clients 0 and 1 swapped
+    let mut v = w.clone();
+    let swap = |m: Mid| if m == NOID { m } else { mid(1 - base_of(m), m & 15) };
+    for m in v.group.members.iter_mut() {
+        m.id = swap(m.id);
+        m.client = 1 - m.client;
+        m.aj = m.aj.map(|(r, s)| (if r % 2 == 1 { r + 1 } else { r - 1 }, s));
+        m.a_sync = m.a_sync.map(|r| if r % 2 == 1 { r + 1 } else { r - 1 });
+    }
+    v.group.leader = swap(v.group.leader);
+    v.group.pending = v.group.pending.iter().map(|m| swap(*m)).collect();
+    if let Some(p) = v.group.persisted.as_mut() {
+        let p = std::rc::Rc::make_mut(p);
+        p.leader = swap(p.leader);
+        for m in p.members.iter_mut() {
+            m.id = swap(m.id);
+            m.client = 1 - m.client;
+            m.aj = m.aj.map(|(r, s)| (if r % 2 == 1 { r + 1 } else { r - 1 }, s));
+            m.a_sync = m.a_sync.map(|r| if r % 2 == 1 { r + 1 } else { r - 1 });
+        }
+    }
+    v.clients.swap(0, 1);
+    for c in v.clients.iter_mut() {
+        c.member = swap(c.member);
+        c.roster = c.roster.iter().map(|m| swap(*m)).collect();
+    }
+    let (mut k1, mut k2) = (Vec::new(), Vec::new());
+    canonical_key(&w, &rns, &mut k1);
+    canonical_key(&v, &rns, &mut k2);
+    assert_eq!(k1, k2);
+    let mut u = w.clone();
+    u.group.generation = 3;
+    canonical_key(&u, &rns, &mut k2);
+    assert_ne!(k1, k2);
+}
+
+#[test]
+fn repr_matches_python_dataclass_repr() {
+    let names = Names { dynamic: 1 };
+    let r = Resp::join_error(E_MEMBER_ID_REQUIRED, mid(0, 0));
+    assert_eq!(
+        names.resp_repr(&r),
+        "JoinGroupResponse(error=Error.MEMBER_ID_REQUIRED, generation_id=-1, protocol_type=None, \
+         protocol_name=None, leader='', member_id='c0#0', skip_assignment=False, members=())"
+    );
+    assert_eq!(names.client_repr(&Client::fresh(0)), "Client(phase='idle', member_id='', generation=-1, leader=False, roster=(), epoch=0)");
+}
+

@@ -1,0 +1,222 @@
+"""The native explorer (the Rust crate in engine/, module `groupspec_engine`), driven from Python.
+
+The engine is built at run time from the table as plain data (`table_data`): row ids, states,
+events, guards as atoms and negations, reply forms and errors, next states, effects in order,
+the fields each effect may modify, and the urgent events. It implements every atom, effect,
+reply form and invariant natively under the Python name; a table that names anything it lacks is
+refused when the engine is made (ValueError naming it).
+
+The engine reports where each violation is (a path of successor positions from the initial
+world, plus the position of the offending step for a transition invariant). Python replays the
+path through `AbstractModel.successors` (so through `model.step`), asks the Python invariant for
+its sentence, and renders the counterexample exactly as model/explore.py does. A native verdict
+that Python does not confirm on replay is an `EngineDisagreement`, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol, TextIO
+
+from model.abstract import AbstractModel, Bounds, World
+from model.dsl import EFFECTS, Guard, SpecDefect, Table
+from model.explore import LIVENESS, WELL_FORMED, Report, Violation, describe_group, render_trace
+from model.invariants import INVARIANTS, check_state, check_transition
+
+
+class NativeEngineUnavailable(Exception):
+    """The groupspec_engine extension is not installed (scripts/setup.sh builds it)."""
+
+
+class EngineDisagreement(Exception):
+    """The native engine reported something the Python model does not confirm on replay."""
+
+
+class ExplorationInterrupted(Exception):
+    """Ctrl-C stopped a native exploration; `report` holds what was explored (incomplete)."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(f"interrupted after {report.states:,} states")
+
+
+class _Engine(Protocol):
+    def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
+                max_states: Optional[int], first_violation_only: bool,
+                stop_at_first_violation: bool, progress: bool) -> dict[str, Any]: ...
+
+    def initial(self) -> bytes: ...
+
+    def world_repr(self, world: bytes) -> str: ...
+
+    def successors(self, world: bytes) -> list[tuple[bytes, bool, Optional[list[str]], Optional[str],
+                                                     list[str], str, list[str]]]: ...
+
+
+def engine_module() -> Any:
+    """The extension module, imported on first use (the Python engine never needs it)."""
+    try:
+        return importlib.import_module("groupspec_engine")
+    except ImportError as e:
+        raise NativeEngineUnavailable(
+            f"the native engine is not installed ({e}); run scripts/setup.sh, or use "
+            f"--engine python") from e
+
+
+def implemented() -> dict[str, list[str]]:
+    """What the native engine implements, by kind (atoms, effects, reply_forms, invariants)."""
+    out: dict[str, list[str]] = engine_module().implemented()
+    return out
+
+
+def _literals(guard: Guard) -> list[tuple[str, bool]]:
+    return [(lit.atom, lit.positive) for lit in guard.literals]
+
+
+def table_data(table: Table, urgent: tuple[tuple[str, Guard], ...]) -> tuple[
+        list[tuple[str, list[str], str, list[tuple[str, bool]], str, str, Optional[str], list[str],
+                   bool]],
+        list[tuple[str, list[tuple[str, bool]]]],
+        list[tuple[str, list[str]]]]:
+    """The table as plain data: rows, urgent events, and each used effect's declared fields."""
+    rows = [(r.id, sorted(s.name for s in r.states), r.event, _literals(r.guard), r.reply.form,
+             r.reply.error.name, None if r.next_state is None else r.next_state.name,
+             list(r.effects), r.new_incarnation) for r in table.rows]
+    used = sorted({e for r in table.rows for e in r.effects})
+    missing = [e for e in used if e not in EFFECTS]
+    if missing:
+        raise ValueError(f"the table names effects that are not defined: {missing}")
+    fields = [(e, sorted(EFFECTS[e].modifies)) for e in used]
+    return rows, [(event, _literals(g)) for event, g in urgent], fields
+
+
+def bounds_data(b: Bounds) -> dict[str, object]:
+    return {"dynamic": b.dynamic, "static": b.static, "max_generation": b.max_generation,
+            "faults": sorted(b.faults), "mode": b.mode,
+            "require_known_member_id": b.require_known_member_id,
+            "max_ids_per_client": b.max_ids_per_client, "group_max_size": b.group_max_size,
+            "metadata_changes": b.metadata_changes}
+
+
+def make_engine(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> _Engine:
+    """A native engine for this table and these bounds (ValueError names what it lacks)."""
+    rows, urg, fields = table_data(table, urgent)
+    engine: _Engine = engine_module().Engine(rows, urg, fields, bounds_data(bounds))
+    return engine
+
+
+@dataclass
+class NativeRun:
+    """What a native run measured besides the Report."""
+
+    store_bytes: int
+    peak_rss_bytes: int
+    interrupted: bool
+
+
+LAST_RUN: list[NativeRun] = []  # the most recent run's measurements (benchmarks read it)
+
+
+def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds, *,
+                   symmetry: bool = True, invariants: Optional[frozenset[str]] = None,
+                   liveness: bool = True, max_states: Optional[int] = None,
+                   progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
+                   stop_at_first_violation: bool = False) -> Report:
+    """model.explore.explore, natively: the same Report (counts, coverage, violations with the
+    same rendered counterexamples). Raises ExplorationInterrupted on Ctrl-C."""
+    engine = make_engine(table, urgent, bounds)
+    names = [n for n in INVARIANTS if invariants is None or n in invariants]
+    raw = engine.explore(symmetry, names, liveness, max_states, first_violation_only,
+                         stop_at_first_violation, progress is not None)
+    LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
+                             bool(raw["interrupted"]))]
+    report = Report(bounds, symmetry, rows_total=len(table.rows))
+    report.states = int(raw["states"])
+    report.edges = int(raw["edges"])
+    report.depth = int(raw["depth"])
+    report.frontier = int(raw["frontier"])
+    report.seconds = float(raw["seconds"])
+    fired: dict[str, int] = raw["rows_fired"]
+    report.rows_fired = {r.id: fired[r.id] for r in table.rows if r.id in fired}
+    model = AbstractModel(table, urgent, bounds)
+    for name, path, extra, stuck in raw["violations"]:
+        report.violations.append(_confirm(model, table, name, path, extra, stuck))
+    for r in table.rows:
+        if r.id not in report.rows_fired:
+            report.uncovered[r.id] = r.unreachable or "not reached at these bounds"
+    if raw["interrupted"]:
+        raise ExplorationInterrupted(report)
+    return report
+
+
+def replay(model: AbstractModel, path: list[int]) -> tuple[list[World], list[tuple[int, Any, int]]]:
+    """The worlds along a path of successor positions, re-executed through model.step."""
+    worlds = [model.initial()]
+    parent: list[tuple[int, Any, int]] = [(-1, None, 0)]
+    for k, pos in enumerate(path):
+        succs = model.successors(worlds[-1])
+        if pos >= len(succs):
+            raise EngineDisagreement(f"step {k + 1}: successor {pos} of {len(succs)} does not exist")
+        s = succs[pos]
+        worlds.append(s.world)
+        parent.append((k, s.action, s.index))
+    return worlds, parent
+
+
+def _confirm(model: AbstractModel, table: Table, name: str, path: list[int],
+             extra: Optional[int], stuck: Optional[int]) -> Violation:
+    worlds, parent = replay(model, path)
+    node = len(worlds) - 1
+    here = worlds[node]
+    if name == LIVENESS:
+        msg = (f"{stuck} states cannot reach a quiescent state without faults; e.g. "
+               f"{describe_group(here.group)}")
+        return Violation(name, msg, render_trace(model, worlds, parent, node, None))
+    if name == WELL_FORMED:
+        try:
+            model.successors(here)
+        except SpecDefect as e:
+            return Violation(name, str(e), render_trace(model, worlds, parent, node, None))
+        raise EngineDisagreement(f"native {WELL_FORMED} at a world Python steps without a defect")
+    if extra is not None:
+        s = model.successors(here)[extra]
+        assert s.transition is not None
+        found = dict(check_transition(table, s.transition, frozenset({name})))
+        if name not in found:
+            raise EngineDisagreement(f"native {name} on a step Python finds correct: {s.action}")
+        return Violation(name, found[name],
+                         render_trace(model, worlds, parent, node, (s.action, s.index)))
+    found = dict(check_state(here.group, frozenset({name})))
+    if name not in found:
+        raise EngineDisagreement(f"native {name} on a state Python finds correct: "
+                                 f"{describe_group(here.group)}")
+    return Violation(name, found[name], render_trace(model, worlds, parent, node, None))
+
+
+def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
+                 *, symmetry: bool, invariants: Optional[frozenset[str]], liveness: bool,
+                 max_states: Optional[int], progress: Optional[TextIO],
+                 stop_at_first_violation: bool, all_counterexamples: bool = True,
+                 skip: frozenset[str] = frozenset()) -> Optional[Report]:
+    """One exploration with the chosen engine ("python" or "native"). Ctrl-C: a one-line note of
+    what was explored goes to stderr and the result is None (the run is incomplete: never a
+    pass, and no report is written)."""
+    from model.explore import explore
+    try:
+        if engine == "native":
+            return explore_native(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
+                                  liveness=liveness, max_states=max_states, progress=progress,
+                                  stop_at_first_violation=stop_at_first_violation)
+        return explore(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
+                       liveness=liveness, max_states=max_states, progress=progress,
+                       stop_at_first_violation=stop_at_first_violation,
+                       all_counterexamples=all_counterexamples, skip=skip)
+    except ExplorationInterrupted as e:
+        print(f"interrupted: explored {e.report.states:,} states, {e.report.edges:,} edges, "
+              f"depth {e.report.depth} before Ctrl-C; the check is incomplete", file=sys.stderr)
+        return None
+    except KeyboardInterrupt:
+        print("interrupted by Ctrl-C; the check is incomplete", file=sys.stderr)
+        return None
