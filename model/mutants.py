@@ -61,9 +61,9 @@ FOLLOWER_SYNC_ANSWERED_EARLY: Final = mutate(CLASSIC_TABLE, "follower-sync-answe
     "CompletingRebalance/SyncGroup/follower-waits": {
         "reply": R(Error.NONE, "stored-assignment"), "effects": ("unpend-sync",)},
 })
-FOLLOWER_SYNC_STORES: Final = mutate(CLASSIC_TABLE, "follower-sync-stores", {
-    "CompletingRebalance/SyncGroup/follower-waits": {
-        "effects": ("park-sync", "unpend-sync", "store-assignment")},
+STABLE_SYNC_STORES: Final = mutate(CLASSIC_TABLE, "stable-sync-stores", {
+    "Stable/SyncGroup/stored-assignment": {
+        "effects": ("store-assignment", "unpend-sync", "rearm-session")},
 })
 NO_PROTOCOL_SELECTED: Final = mutate(CLASSIC_TABLE, "no-protocol-selected", {
     rid: _without(rid, "select-protocol") for rid in NEXT_GENERATION_ROWS})
@@ -76,8 +76,9 @@ PARKED_MEMBER_EXPIRED: Final = mutate(CLASSIC_TABLE, "parked-member-expired", {
         "effects": ("remove-member", "rebalance"),
         "next_state": CLASSIC_TABLE.row("CompletingRebalance/MemberSessionExpire/member-failed").next_state},
 })
-JOIN_WAITS_FOR_TIMER: Final = mutate(CLASSIC_TABLE, "join-waits-for-timer", {
-    "PreparingRebalance/DelayedJoinComplete/next-generation": {"next_state": SAME, "effects": ()},
+JOIN_COMPLETION_STAYS_PREPARING: Final = mutate(CLASSIC_TABLE, "join-completion-stays-preparing", {
+    "PreparingRebalance/DelayedJoinComplete/next-generation": {
+        "next_state": SAME, "effects": ("disarm-join-timer",)},
 })
 STATIC_JOIN_IN_COMPLETING_KEEPS_GENERATION: Final = mutate(
     CLASSIC_TABLE, "static-join-in-completing-keeps-generation", {
@@ -110,10 +111,10 @@ MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
         FOLLOWER_SYNC_ANSWERED_EARLY, "sync-answer-is-stored-assignment",
         "a follower's SyncGroup in CompletingRebalance is answered at once with whatever "
         "assignment it has (stale or empty), before the leader's SyncGroup"),
-    "follower-sync-stores": (
-        FOLLOWER_SYNC_STORES, "only-leader-assigns",
-        "a follower's SyncGroup in CompletingRebalance stores its (empty) assignments as the "
-        "leader's does"),
+    "stable-sync-stores": (
+        STABLE_SYNC_STORES, "only-leader-assigns",
+        "a SyncGroup in Stable (a follower's, after the leader's) stores its (empty) assignments "
+        "over the leader's instead of being answered with the stored one"),
     "no-protocol-selected": (
         NO_PROTOCOL_SELECTED, "selected-protocol-supported",
         "the join phase completes without selecting a protocol"),
@@ -123,10 +124,10 @@ MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
     "parked-member-expired": (
         PARKED_MEMBER_EXPIRED, "parked-member-not-expired",
         "a member parked in JoinGroup or SyncGroup is removed when its session timer fires"),
-    "join-waits-for-timer": (
-        JOIN_WAITS_FOR_TIMER, "join-completes-when-all-rejoined",
-        "the join phase completes only when its DelayedJoin expires, even when every member "
-        "has rejoined"),
+    "join-completion-stays-preparing": (
+        JOIN_COMPLETION_STAYS_PREPARING, "join-completes-when-all-rejoined",
+        "when every member has rejoined, the DelayedJoin completes but the group stays in "
+        "PreparingRebalance (no new generation, nobody answered)"),
     "static-join-in-completing-keeps-generation": (
         STATIC_JOIN_IN_COMPLETING_KEEPS_GENERATION, "completing-membership-frozen",
         "a static member restarting in CompletingRebalance gets a new member id without a new "

@@ -227,7 +227,11 @@ def to_group(v: Values, h: Hidden) -> Group:
     return Group(
         group_id="g", state=st, generation=int(v["gen"]),  # type: ignore[call-overload]
         protocol_type="consumer" if live else None,
-        protocol_name="range" if live and members else None,
+        # no protocol before the first join phase completes (generation 0); after it, the
+        # decoder assumes the one protocol every decoded member lists
+        protocol_name="range" if live and members and (int(v["gen"]) > 0  # type: ignore[call-overload]
+                                                        or st in (GroupState.CompletingRebalance,
+                                                                  GroupState.Stable)) else None,
         leader=mname(int(v["leader"])) if v["hasl"] else None,  # type: ignore[call-overload]
         members=members,
         pending=tuple(PendingMember(mname(k), 0) for k in sorted(_set(v, "pend"))),

@@ -48,6 +48,9 @@ MUTANT_BOUNDS = {
     "fenced-heartbeat-accepted": Bounds(static=1, dynamic=0, max_generation=1, mode="open",
                                         max_ids_per_client=1,
                                         faults=frozenset({"session", "rebalance"})),
+    # a liveness defect: the whole graph is explored, so keep it small
+    "assignment-never-propagated": Bounds(dynamic=2, max_generation=1,
+                                          faults=frozenset({"session", "rebalance"})),
     # a static restart while CompletingRebalance
     "static-join-in-completing-keeps-generation": Bounds(
         dynamic=0, static=1, max_generation=1,

@@ -24,9 +24,11 @@ SAFETY_STAND_IN = {"quiescence-reachable": "aux-delayed-sync-armed-in-completing
                    "parked-requests-answered": "aux-delayed-sync-armed-in-completing"}
 
 
-# no-delayed-sync is left to BMC (tests/proofs/test_proofs_bmc.py): its CTI search in the finite
-# representation took over 20 s on the loaded CI machine (a solver timeout, not a verdict).
-@pytest.mark.parametrize("mutant", sorted(set(MUTANTS) - {"no-delayed-sync"}))
+# no-delayed-sync and assignment-never-propagated (both checked through the same auxiliary
+# stand-in) are left to BMC (tests/proofs/test_proofs_bmc.py): the CTI search took over 20 s
+# (46 s) on the loaded CI machine (a solver timeout risk, not a verdict).
+@pytest.mark.parametrize("mutant", sorted(set(MUTANTS) - {"no-delayed-sync",
+                                                          "assignment-never-propagated"}))
 def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     table, invariant, _ = MUTANTS[mutant]
     invariant = SAFETY_STAND_IN.get(invariant, invariant)
