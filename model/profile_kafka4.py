@@ -45,3 +45,7 @@ def kafka4_table() -> Table:
     table = Table(name="kafka-4", rows=rows, events=CLASSIC_TABLE.events)
     table.validate()
     return table
+
+
+# The profile's table, for the registry in model/profiles.py (built once, on first import).
+KAFKA4_TABLE: Final[Table] = kafka4_table()
