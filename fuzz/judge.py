@@ -16,7 +16,9 @@ loaded machine, possibly much later. At an observation at time `T`:
 - anything in between may or may not have fired: both branches are kept.
 
 Timers fire in deadline order, except that timers within `reorder_ms` of each other (armed by
-different requests whose processing moments we only bound) may fire in either order.
+different requests whose processing moments we only bound) may fire in either order. Kafka's
+periodic cleanupGroupMetadata (every `offsets.retention.check.interval.ms`, phase unknown) may
+remove an Empty group without offsets at any moment (the table's OffsetsExpire row).
 
 Requests. A request was processed by the target at some moment between its send and its answer,
 and within `process_ms` of its send; it may even be processed after a request of the same group
