@@ -123,13 +123,17 @@ def cmd_check(argv: Sequence[str]) -> int:
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
+    from model.native import NativeEngineUnavailable, choose_engine, run_explorer
+    try:
+        a.engine = choose_engine(a.engine, names)
+    except NativeEngineUnavailable as e:
+        raise UsageError(f"--engine native: {e}") from e
     default = DEFAULT_PLAN if a.engine == "native" else PYTHON_PLAN
     plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(default)
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or LIVENESS in names)
     reports = []
-    from model.native import NativeEngineUnavailable, run_explorer
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
         try:
