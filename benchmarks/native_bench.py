@@ -107,6 +107,21 @@ def plan(engine: str, timeout: float) -> str:
     return f"| {engine} | {secs:.1f} s | exit {out.returncode}; {'; '.join(tail)} |"
 
 
+def plan_cpu() -> None:
+    """The nine runs of PYTHON_PLAN with each engine in this process: CPU and wall seconds."""
+    from model.explore import explore
+    from model.native import explore_native
+    from model.plan import PYTHON_PLAN
+    from model.table import CLASSIC_TABLE, URGENT
+    print("| engine | states | CPU seconds | wall seconds |\n|---|---|---|---|")
+    for name, run in (("native", explore_native), ("python", explore)):
+        cpu, wall, states = time.process_time(), time.perf_counter(), 0
+        for _, b in PYTHON_PLAN:
+            states += run(CLASSIC_TABLE, URGENT, b, progress=None).states
+        print(f"| {name} | {states:,} | {time.process_time() - cpu:.2f} | "
+              f"{time.perf_counter() - wall:.1f} |", flush=True)
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "one":
         engine, members, generation, faults, live = sys.argv[2:7]
@@ -160,6 +175,9 @@ def main() -> None:
         print("| members | generation <= | faults | engine | states | edges | depth | seconds | "
               "peak memory | result |\n|---|---|---|---|---|---|---|---|---|---|", flush=True)
         print(row("native", 4, 2, SRS + ",crash", 1200), flush=True)
+    if "plancpu" in parts:
+        print("\n## Default plan, both engines, CPU time\n")
+        plan_cpu()
     if "plan" in parts:
         print("\n## Default plan (`groupspec check --quiet`)\n")
         print("| engine | wall time | result |\n|---|---|---|", flush=True)

@@ -154,6 +154,11 @@ def cmd_check(argv: Sequence[str]) -> int:
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
+    from model.native import NativeEngineUnavailable, choose_engine, run_explorer
+    try:
+        a.engine = choose_engine(a.engine, names)
+    except NativeEngineUnavailable as e:
+        raise UsageError(f"--engine native: {e}") from e
     default = DEFAULT_PLAN if a.engine == "native" else PYTHON_PLAN
     plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(default)
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "

@@ -220,3 +220,24 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
     except KeyboardInterrupt:
         print("interrupted by Ctrl-C; the check is incomplete", file=sys.stderr)
         return None
+
+
+def native_gaps(invariants: Optional[frozenset[str]] = None) -> list[str]:
+    """The invariants of model/invariants.py (or of `invariants`) the native engine lacks; []
+    when it has them all. Raises NativeEngineUnavailable when it is not installed."""
+    have = set(implemented()["invariants"])
+    return [n for n in INVARIANTS if (invariants is None or n in invariants) and n not in have]
+
+
+def choose_engine(requested: str, invariants: Optional[frozenset[str]],
+                  note: Optional[TextIO] = sys.stderr) -> str:
+    """The engine to run: the requested one, except that a native run falls back to the Python
+    explorer (saying so) when the native engine lacks an invariant that must be checked, so that
+    nothing is ever skipped silently."""
+    if requested != "native":
+        return requested
+    gaps = native_gaps(invariants)
+    if gaps and note is not None:
+        print(f"note: the native engine does not implement {', '.join(gaps)}; using the Python "
+              f"explorer (--engine python)", file=note)
+    return "python" if gaps else "native"

@@ -81,3 +81,18 @@ def test_an_unknown_reply_form_and_invariant_are_refused() -> None:
     engine = make_engine(CLASSIC_TABLE, URGENT, Bounds(dynamic=1, max_generation=0))
     with pytest.raises(ValueError, match="no-such-invariant"):
         engine.explore(True, ["no-such-invariant"], False, 10, True, False, False)
+
+
+def test_a_missing_native_invariant_falls_back_to_python_and_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import model.native as native
+    from model.invariants import Invariant
+    monkeypatch.setitem(INVARIANTS, "never-violated", Invariant(
+        "never-violated", "state", lambda g: None, "a property only Python knows"))
+    note = io.StringIO()
+    assert native.choose_engine("native", None, note) == "python"
+    assert "never-violated" in note.getvalue()
+    assert native.choose_engine("native", frozenset({"leader-is-member"}), note) == "native"
+    assert native.choose_engine("python", None, note) == "python"

@@ -1,0 +1,26 @@
+"""Type stubs of the native explorer (engine/src/python.rs). Plain data in, plain data out."""
+
+from typing import Any, Optional
+
+RowData = tuple[str, list[str], str, list[tuple[str, bool]], str, str, Optional[str], list[str],
+                bool]
+
+class Engine:
+    """The explorer for one table and one set of bounds (model/native.py make_engine)."""
+
+    def __init__(self, rows: list[RowData], urgent: list[tuple[str, list[tuple[str, bool]]]],
+                 effect_fields: list[tuple[str, list[str]]], bounds: dict[str, object]) -> None: ...
+
+    def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
+                max_states: Optional[int], first_violation_only: bool,
+                stop_at_first_violation: bool, progress: bool) -> dict[str, Any]: ...
+
+    def initial(self) -> bytes: ...
+
+    def world_repr(self, world: bytes) -> str: ...
+
+    def successors(self, world: bytes) -> list[tuple[bytes, bool, Optional[list[str]],
+                                                     Optional[str], list[str], str, list[str]]]: ...
+
+
+def implemented() -> dict[str, list[str]]: ...
