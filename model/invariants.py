@@ -423,6 +423,18 @@ def _fenced_items(t: Transition) -> list[tuple[str, str, int]]:
     return out
 
 
+def _leaves_owner_too(t: Transition, iid: str, owner: str) -> bool:
+    """A batched LeaveGroup (v3+) whose other items remove the instance's current member
+    legitimately (by its own member id, or by instance id only: an administrative removal): the
+    owner leaving is that item's doing, not the fenced item's (GC:652 handles each item alone)."""
+    r = t.inp.request
+    if not isinstance(r, LeaveGroupRequest):
+        return False
+    return any(m.group_instance_id in (iid, None) and m.member_id in (owner, "")
+               and not (m.member_id == "" and m.group_instance_id is None)
+               for m in r.members)
+
+
 @transition_invariant("static-old-id-fenced")
 def static_old_id_fenced(table: Table, t: Transition) -> Optional[str]:
     """A request carrying a group.instance.id that is mapped to another member id (a replaced
@@ -441,7 +453,8 @@ def static_old_id_fenced(table: Table, t: Transition) -> Optional[str]:
                 return f"LeaveGroup of {mid!r} (instance {iid}, owned by {owner}) answered NONE"
         elif t.reply is not None and getattr(t.reply, "error", None) == Error.NONE:
             return f"{t.inp.kind} of {mid!r} (instance {iid}, owned by {owner}) answered NONE"
-        if t.after.state not in GONE and owner is not None and t.after.static_member_id(iid) != owner:
+        if (t.after.state not in GONE and owner is not None and t.after.static_member_id(iid) != owner
+                and not _leaves_owner_too(t, iid, owner)):
             return f"{t.inp.kind} of {mid!r} displaced instance {iid}'s member {owner}"
     return None
 
