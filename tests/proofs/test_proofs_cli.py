@@ -16,7 +16,8 @@ from proofs.cli import prove_main
     ["--json", "/no/such/dir/out.json"], ["--depth", "x"], ["--depth", "1000"],
 ])
 def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert prove_main(argv) == 2
+    from groupspec.cli import main  # the one top-level handler turns a BadInput into exit 2
+    assert main(["prove", *argv]) == 2
     assert "groupspec prove" in capsys.readouterr().err
 
 
