@@ -225,8 +225,10 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
 def native_gaps(invariants: Optional[frozenset[str]] = None) -> list[str]:
     """The invariants of model/invariants.py (or of `invariants`) the native engine lacks; []
     when it has them all. Raises NativeEngineUnavailable when it is not installed."""
-    have = set(implemented()["invariants"])
-    return [n for n in INVARIANTS if (invariants is None or n in invariants) and n not in have]
+    from model.explore import LIVENESS, PATH_PROPERTIES
+    have = set(implemented()["invariants"]) | {LIVENESS}  # the native liveness check
+    wanted = list(INVARIANTS) + list(PATH_PROPERTIES)
+    return [n for n in wanted if (invariants is None or n in invariants) and n not in have]
 
 
 def choose_engine(requested: str, invariants: Optional[frozenset[str]],

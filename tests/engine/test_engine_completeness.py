@@ -16,6 +16,9 @@ from model.native import implemented, make_engine
 from model.table import CLASSIC_TABLE, EVENTS, URGENT
 
 SPECIAL_FORMS = {"park", "none", "continue"}
+NOT_YET_NATIVE = ("sync-answer-is-stored-assignment", "only-leader-assigns",
+                  "selected-protocol-supported", "static-old-id-fenced", "parked-member-not-expired",
+                  "join-completes-when-all-rejoined", "completing-membership-frozen")
 
 
 def _used(table: Table) -> dict[str, set[str]]:
@@ -36,7 +39,10 @@ def test_engine_implements_every_atom_effect_form_and_invariant() -> None:
     assert sorted(set(ATOMS) - set(have["atoms"])) == []
     assert sorted(set(EFFECTS) - set(have["effects"])) == []
     assert sorted(set(REPLY_FORMS) - set(have["reply_forms"])) == []
-    assert sorted(set(INVARIANTS) - set(have["invariants"])) == []
+    # The client-contract properties (issue 13) are not ported yet: `groupspec check` falls back to
+    # the Python explorer when one of them is checked (model.native.choose_engine says so). This
+    # list pins the gap: a new invariant the engine lacks, or one ported, fails here.
+    assert sorted(set(INVARIANTS) - set(have["invariants"])) == sorted(NOT_YET_NATIVE)
     assert sorted(set(FAULTS) - set(have["faults"])) == []
     assert sorted(set(EVENTS) - set(have["events"])) == []
     # and nothing the engine has is unknown to Python (same names on both sides)
