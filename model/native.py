@@ -232,13 +232,15 @@ def native_gaps(invariants: Optional[frozenset[str]] = None) -> list[str]:
 
 
 def choose_engine(requested: str, invariants: Optional[frozenset[str]],
-                  note: Optional[TextIO] = sys.stderr) -> str:
+                  note: Optional[TextIO] = None, quiet: bool = False) -> str:
     """The engine to run: the requested one, except that a native run falls back to the Python
     explorer (saying so) when the native engine lacks an invariant that must be checked, so that
     nothing is ever skipped silently."""
     if requested != "native":
         return requested
     gaps = native_gaps(invariants)
+    if note is None and not quiet:
+        note = sys.stderr  # looked up now: a default bound at import would outlive a redirected stderr
     if gaps and note is not None:
         print(f"note: the native engine does not implement {', '.join(gaps)}; using the Python "
               f"explorer (--engine python)", file=note)
