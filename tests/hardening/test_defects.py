@@ -236,22 +236,31 @@ def test_killed_replay_leaves_only_a_hidden_pid_named_folder(tmp_path: Path) -> 
 
 def test_interrupt_raised_inside_a_destructor_is_not_lost() -> None:
     """The mechanism of the ignored Ctrl-C: Python raises KeyboardInterrupt at the next bytecode,
-    often z3's AstRef.__del__, where it is printed as "Exception ignored" and dropped."""
-    import z3
+    often z3's AstRef.__del__, where it is printed as "Exception ignored" and dropped. Run in a
+    child process: the interrupt cancels z3's main context for good, which would break later
+    proofs tests in this process ("push canceled")."""
+    import subprocess
+    import sys
+    import textwrap
 
-    from proofs.interrupt import interruptible
-
-    class SignalOnDelete:
-        def __del__(self) -> None:
-            signal.raise_signal(signal.SIGINT)
-
-    with pytest.raises(KeyboardInterrupt):
-        with interruptible():
-            SignalOnDelete()  # collected at once: the SIGINT arrives inside __del__
-            solver = z3.Solver()
-            solver.add(z3.Bool("x"))
-            solver.check()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    code = textwrap.dedent("""
+        import signal, z3
+        from proofs.interrupt import interruptible
+        class SignalOnDelete:
+            def __del__(self):
+                signal.raise_signal(signal.SIGINT)
+        try:
+            with interruptible():
+                SignalOnDelete()
+                solver = z3.Solver()
+                solver.add(z3.Bool("x"))
+                solver.check()
+        except KeyboardInterrupt:
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            raise SystemExit(42)
+        raise SystemExit(1)
+    """)
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 42
 
 
 def _interrupt_after(argv: list[str], marker: str, cwd: Path, delay: float = 0.0) -> tuple[int, str, float]:
