@@ -13,7 +13,8 @@ class Engine:
 
     def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
                 max_states: Optional[int], first_violation_only: bool,
-                stop_at_first_violation: bool, progress: bool) -> dict[str, Any]: ...
+                stop_at_first_violation: bool, progress: bool, path_properties: list[str],
+                skip: list[str], settle: Optional[list[str]] = None) -> dict[str, Any]: ...
 
     def initial(self) -> bytes: ...
 

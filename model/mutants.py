@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
+from model.abstract import Bounds
 from model.dsl import SAME, R, Row, Table
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error
@@ -136,4 +137,19 @@ MUTANTS: Final[dict[str, tuple[Table, str, str]]] = {
         ASSIGNMENT_NEVER_PROPAGATED, "parked-requests-answered",
         "the leader's SyncGroup stores the assignment but no parked SyncGroup is ever answered "
         "and the group stays CompletingRebalance"),
+}
+
+# Mutants whose defect needs other clients than two closed-mode dynamic consumers.
+MUTANT_BOUNDS: Final[dict[str, Bounds]] = {
+    # an old static member id: any request from a static client (open mode)
+    "fenced-heartbeat-accepted": Bounds(static=1, dynamic=0, max_generation=1, mode="open",
+                                        max_ids_per_client=1,
+                                        faults=frozenset({"session", "rebalance"})),
+    # a liveness defect: the whole graph is explored, so keep it small
+    "assignment-never-propagated": Bounds(dynamic=2, max_generation=1,
+                                          faults=frozenset({"session", "rebalance"})),
+    # a static restart while CompletingRebalance
+    "static-join-in-completing-keeps-generation": Bounds(
+        dynamic=0, static=1, max_generation=1,
+        faults=frozenset({"session", "rebalance", "crash", "lost"})),
 }

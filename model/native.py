@@ -22,7 +22,8 @@ from typing import Any, Optional, Protocol, TextIO
 
 from model.abstract import AbstractModel, Bounds, World
 from model.dsl import EFFECTS, Guard, SpecDefect, Table
-from model.explore import LIVENESS, WELL_FORMED, Report, Violation, describe_group, render_trace
+from model.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
+                           describe_group, parked_requests, render_trace)
 from model.invariants import INVARIANTS, check_state, check_transition
 
 
@@ -45,7 +46,8 @@ class ExplorationInterrupted(Exception):
 class _Engine(Protocol):
     def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
                 max_states: Optional[int], first_violation_only: bool,
-                stop_at_first_violation: bool, progress: bool) -> dict[str, Any]: ...
+                stop_at_first_violation: bool, progress: bool, path_properties: list[str],
+                skip: list[str], settle: Optional[list[str]] = None) -> dict[str, Any]: ...
 
     def initial(self) -> bytes: ...
 
@@ -123,13 +125,24 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    symmetry: bool = True, invariants: Optional[frozenset[str]] = None,
                    liveness: bool = True, max_states: Optional[int] = None,
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
-                   stop_at_first_violation: bool = False) -> Report:
+                   stop_at_first_violation: bool = False, all_counterexamples: bool = True,
+                   skip: frozenset[str] = frozenset()) -> Report:
     """model.explore.explore, natively: the same Report (counts, coverage, violations with the
-    same rendered counterexamples). Raises ExplorationInterrupted on Ctrl-C."""
+    same rendered counterexamples, cut_short, liveness_checked), with the same fast first
+    counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C."""
     engine = make_engine(table, urgent, bounds)
-    names = [n for n in INVARIANTS if invariants is None or n in invariants]
+    active = (frozenset(INVARIANTS) if invariants is None else invariants) - skip
+    names = [n for n in INVARIANTS if n in active]
+    liveness = liveness and LIVENESS not in skip
+    paths = [p for p in PATH_PROPERTIES if invariants is None or p in invariants]
+    settle: Optional[list[str]] = None
+    if not all_counterexamples:  # the same pending set as model.explore.explore
+        pending = set(active) | ({LIVENESS} if liveness else set())
+        if invariants is None or WELL_FORMED in invariants:
+            pending.add(WELL_FORMED)
+        settle = sorted(pending - skip)
     raw = engine.explore(symmetry, names, liveness, max_states, first_violation_only,
-                         stop_at_first_violation, progress is not None)
+                         stop_at_first_violation, progress is not None, paths, sorted(skip), settle)
     LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
                              bool(raw["interrupted"]))]
     report = Report(bounds, symmetry, rows_total=len(table.rows))
@@ -138,11 +151,13 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
     report.depth = int(raw["depth"])
     report.frontier = int(raw["frontier"])
     report.seconds = float(raw["seconds"])
+    report.cut_short = str(raw["cut_short"])
+    report.liveness_checked = bool(raw["liveness_checked"])
     fired: dict[str, int] = raw["rows_fired"]
     report.rows_fired = {r.id: fired[r.id] for r in table.rows if r.id in fired}
     model = AbstractModel(table, urgent, bounds)
-    for name, path, extra, stuck in raw["violations"]:
-        report.violations.append(_confirm(model, table, name, path, extra, stuck))
+    for name, path, extra, stuck, request in raw["violations"]:
+        report.violations.append(_confirm(model, table, name, path, extra, stuck, request))
     for r in table.rows:
         if r.id not in report.rows_fired:
             report.uncovered[r.id] = r.unreachable or "not reached at these bounds"
@@ -166,10 +181,17 @@ def replay(model: AbstractModel, path: list[int]) -> tuple[list[World], list[tup
 
 
 def _confirm(model: AbstractModel, table: Table, name: str, path: list[int],
-             extra: Optional[int], stuck: Optional[int]) -> Violation:
+             extra: Optional[int], stuck: Optional[int], request: Optional[int] = None) -> Violation:
     worlds, parent = replay(model, path)
     node = len(worlds) - 1
     here = worlds[node]
+    if name == PARKED_ANSWERED:
+        if request is None or request not in parked_requests(here):
+            raise EngineDisagreement(f"native {PARKED_ANSWERED}: request {request} is not parked in "
+                                     f"{describe_group(here.group)}")
+        msg = (f"{stuck} (state, parked request) pairs never get an answer without faults; e.g. "
+               f"request {request} in {describe_group(here.group)}")
+        return Violation(name, msg, render_trace(model, worlds, parent, node, None))
     if name == LIVENESS:
         msg = (f"{stuck} states cannot reach a quiescent state without faults; e.g. "
                f"{describe_group(here.group)}")
@@ -208,7 +230,8 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
         if engine == "native":
             return explore_native(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
                                   liveness=liveness, max_states=max_states, progress=progress,
-                                  stop_at_first_violation=stop_at_first_violation)
+                                  stop_at_first_violation=stop_at_first_violation,
+                                  all_counterexamples=all_counterexamples, skip=skip)
         return explore(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
                        liveness=liveness, max_states=max_states, progress=progress,
                        stop_at_first_violation=stop_at_first_violation,
@@ -226,7 +249,8 @@ def native_gaps(invariants: Optional[frozenset[str]] = None) -> list[str]:
     """The invariants of model/invariants.py (or of `invariants`) the native engine lacks; []
     when it has them all. Raises NativeEngineUnavailable when it is not installed."""
     from model.explore import LIVENESS, PATH_PROPERTIES
-    have = set(implemented()["invariants"]) | {LIVENESS}  # the native liveness check
+    done = implemented()
+    have = set(done["invariants"]) | set(done.get("path_properties", [LIVENESS]))
     wanted = list(INVARIANTS) + list(PATH_PROPERTIES)
     return [n for n in wanted if (invariants is None or n in invariants) and n not in have]
 

@@ -12,6 +12,7 @@ use std::hash::BuildHasher;
 
 pub const LIVENESS: &str = "quiescence-reachable";
 pub const WELL_FORMED: &str = "table-well-formed";
+pub const PARKED_ANSWERED: &str = "parked-requests-answered";
 
 pub struct Options {
     pub symmetry: bool,
@@ -21,6 +22,14 @@ pub struct Options {
     pub max_states: Option<usize>,
     pub first_violation_only: bool,
     pub stop_at_first_violation: bool,
+    /// Which path properties the liveness pass reports (it runs when `liveness`).
+    pub report_liveness: bool,
+    pub report_parked: bool,
+    /// Properties not checked at all (a plan's earlier runs found them).
+    pub skip: Vec<String>,
+    /// Fast first counterexample: stop once each of these has a counterexample (a safety
+    /// violation settles LIVENESS, which is only checked on runs without one). None: explore all.
+    pub settle: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -29,8 +38,11 @@ pub struct Found {
     pub node: u32,
     /// The successor position of a transition violation (from `node`).
     pub extra: Option<u32>,
-    /// The number of stuck states (liveness only).
+    /// The number of stuck states (quiescence-reachable) or of (state, parked request) pairs
+    /// never answered (parked-requests-answered).
     pub stuck: Option<u64>,
+    /// parked-requests-answered: the request id never answered from `node`.
+    pub request: Option<u16>,
 }
 
 pub struct Progress {
@@ -52,6 +64,9 @@ pub struct Outcome {
     pub store_bytes: usize,
     pub parent: Vec<u32>,
     pub ord: Vec<u32>,
+    /// Why the run stopped before exploring everything within the bounds ("" = it did not).
+    pub cut_short: String,
+    pub liveness_checked: bool,
 }
 
 /// Packed storage: state i's canonical key is keys[key_off[i]..key_off[i+1]], its world likewise.
@@ -141,13 +156,15 @@ pub fn explore(
     let mut key = Vec::with_capacity(128);
     let mut enc = Vec::with_capacity(128);
 
+    let mut settle: Option<Vec<String>> = opts.settle.clone();
     let mut violate = |violations: &mut Vec<Found>, name: &str, node: u32, extra: Option<u32>| {
-        if opts.first_violation_only && seen.iter().any(|s| s == name) {
+        if opts.skip.iter().any(|s| s == name) || (opts.first_violation_only && seen.iter().any(|s| s == name)) {
             return;
         }
         seen.push(name.to_string());
-        violations.push(Found { name: name.to_string(), node, extra, stuck: None });
+        violations.push(Found { name: name.to_string(), node, extra, stuck: None, request: None });
     };
+    let mut cut_short = String::new();
 
     let init = model.initial();
     canonical_key(&init, &rns, &mut key);
@@ -246,26 +263,32 @@ pub fn explore(
         }
         if let Some(m) = opts.max_states {
             if store.len() >= m {
+                let left = store.len() - head;
+                if left > 0 {
+                    cut_short = format!("--max-states {m} reached with {} states unexplored", thousands(left));
+                }
                 break;
             }
         }
         if opts.stop_at_first_violation && !violations.is_empty() {
+            cut_short = "stopped at the first violation".to_string();
             break;
+        }
+        if let Some(pending) = settle.as_mut() {
+            if violations.iter().any(|v| v.name != LIVENESS) {
+                pending.retain(|p| p != LIVENESS);
+            }
+            if !pending.is_empty() && pending.iter().all(|p| violations.iter().any(|v| &v.name == p)) {
+                cut_short = "every checked property has a counterexample".to_string();
+                break;
+            }
         }
     }
     let states = store.len();
     let max_depth = depth.iter().copied().max().unwrap_or(0);
-    if opts.liveness && violations.is_empty() && !interrupted {
+    let liveness_checked = opts.liveness && violations.is_empty() && !interrupted;
+    if liveness_checked {
         // Reverse reachability over non-fault edges from the quiescent (or unexpanded) states.
-        let mut good = vec![false; states];
-        let mut queue: Vec<u32> = Vec::new();
-        for i in 0..states {
-            let w = decode_world(store.world(i as u32), nclients);
-            if quiescent(&w.group) || !expanded[i] {
-                good[i] = true;
-                queue.push(i as u32);
-            }
-        }
         let mut start = vec![0u32; states + 1];
         for (_, v) in &calm {
             start[*v as usize + 1] += 1;
@@ -280,21 +303,55 @@ pub fn explore(
             fill[*v as usize] += 1;
         }
         drop(calm);
-        let mut qi = 0;
-        while qi < queue.len() {
-            let n = queue[qi] as usize;
-            qi += 1;
-            for p in &preds[start[n] as usize..start[n + 1] as usize] {
-                if !good[*p as usize] {
-                    good[*p as usize] = true;
-                    queue.push(*p);
+        let targets: Vec<u32> = (0..states as u32)
+            .filter(|i| !expanded[*i as usize] || quiescent(&decode_world(store.world(*i), nclients).group))
+            .collect();
+        let good = backward_closure(&start, &preds, targets);
+        let stuck: Vec<u32> = (0..states as u32).filter(|i| !good[*i as usize]).collect();
+        if !stuck.is_empty() && opts.report_liveness {
+            let best = *stuck.iter().min_by_key(|i| (depth[**i as usize], **i)).unwrap_or(&stuck[0]);
+            violations.push(Found {
+                name: LIVENESS.to_string(),
+                node: best,
+                extra: None,
+                stuck: Some(stuck.len() as u64),
+                request: None,
+            });
+        }
+        if !stuck.is_empty() && opts.report_parked {
+            // For each request parked in a stuck state: can a state where it is no longer parked
+            // (or that was never expanded) be reached along non-fault edges?
+            let mut waiting: std::collections::BTreeMap<u16, Vec<u32>> = std::collections::BTreeMap::new();
+            for n in &stuck {
+                let mut rids = parked(&decode_world(store.world(*n), nclients).group);
+                rids.sort_unstable();
+                rids.dedup();
+                for r in rids {
+                    waiting.entry(r).or_default().push(*n);
                 }
             }
-        }
-        let stuck: Vec<u32> = (0..states as u32).filter(|i| !good[*i as usize]).collect();
-        if !stuck.is_empty() {
-            let best = *stuck.iter().min_by_key(|i| (depth[**i as usize], **i)).unwrap_or(&stuck[0]);
-            violations.push(Found { name: LIVENESS.to_string(), node: best, extra: None, stuck: Some(stuck.len() as u64) });
+            let parked_at: Vec<Vec<u16>> = if waiting.is_empty() {
+                Vec::new()
+            } else {
+                (0..states as u32).map(|i| parked(&decode_world(store.world(i), nclients).group)).collect()
+            };
+            let mut forever: Vec<(u32, u16)> = Vec::new();
+            for (rid, nodes) in &waiting {
+                let answered: Vec<u32> = (0..states as u32)
+                    .filter(|i| !expanded[*i as usize] || !parked_at[*i as usize].contains(rid))
+                    .collect();
+                let can = backward_closure(&start, &preds, answered);
+                forever.extend(nodes.iter().filter(|n| !can[**n as usize]).map(|n| (*n, *rid)));
+            }
+            if let Some(&(n, rid)) = forever.iter().min_by_key(|(n, r)| (depth[*n as usize], *r, *n)) {
+                violations.push(Found {
+                    name: PARKED_ANSWERED.to_string(),
+                    node: n,
+                    extra: None,
+                    stuck: Some(forever.len() as u64),
+                    request: Some(rid),
+                });
+            }
         }
     }
     let store_bytes = store.bytes();
@@ -309,7 +366,44 @@ pub fn explore(
         store_bytes,
         parent,
         ord,
+        cut_short,
+        liveness_checked,
     })
+}
+
+/// Every node from which one of `targets` is reachable (targets included), over the predecessor
+/// lists `preds[start[n]..start[n + 1]]`.
+fn backward_closure(start: &[u32], preds: &[u32], targets: Vec<u32>) -> Vec<bool> {
+    let mut good = vec![false; start.len() - 1];
+    for t in &targets {
+        good[*t as usize] = true;
+    }
+    let mut queue = targets;
+    let mut qi = 0;
+    while qi < queue.len() {
+        let n = queue[qi] as usize;
+        qi += 1;
+        for p in &preds[start[n] as usize..start[n + 1] as usize] {
+            if !good[*p as usize] {
+                good[*p as usize] = true;
+                queue.push(*p);
+            }
+        }
+    }
+    good
+}
+
+/// `f"{n:,}"`: digits grouped by commas, as Python prints counts.
+fn thousands(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The successor positions from the initial state to `node` (BFS parent links).

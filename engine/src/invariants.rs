@@ -3,6 +3,7 @@
 //! violation is made by the Python invariant when the counterexample is replayed.
 
 use crate::model::*;
+use crate::properties;
 use crate::step::{RowSpec, Transition};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -24,6 +25,13 @@ pub enum Inv {
     OneResponsePerRequest,
     CommitFencing,
     OnlyMembersServed,
+    SyncAnswerIsStoredAssignment,
+    OnlyLeaderAssigns,
+    SelectedProtocolSupported,
+    StaticOldIdFenced,
+    ParkedMemberNotExpired,
+    JoinCompletesWhenAllRejoined,
+    CompletingMembershipFrozen,
 }
 
 /// Every invariant the engine implements: (name, is a transition invariant, id).
@@ -45,6 +53,13 @@ pub const INVARIANTS: &[(&str, bool, Inv)] = &[
     ("one-response-per-request", true, Inv::OneResponsePerRequest),
     ("commit-fencing", true, Inv::CommitFencing),
     ("only-members-served", true, Inv::OnlyMembersServed),
+    ("sync-answer-is-stored-assignment", true, Inv::SyncAnswerIsStoredAssignment),
+    ("only-leader-assigns", true, Inv::OnlyLeaderAssigns),
+    ("selected-protocol-supported", true, Inv::SelectedProtocolSupported),
+    ("static-old-id-fenced", true, Inv::StaticOldIdFenced),
+    ("parked-member-not-expired", true, Inv::ParkedMemberNotExpired),
+    ("join-completes-when-all-rejoined", true, Inv::JoinCompletesWhenAllRejoined),
+    ("completing-membership-frozen", true, Inv::CompletingMembershipFrozen),
 ];
 
 pub fn invariant_by_name(name: &str) -> Option<(bool, Inv)> {
@@ -187,11 +202,18 @@ pub fn transition_violated(i: Inv, rows: &[RowSpec], before: &Group, inp: &Input
             let err = t.reply.as_ref().and_then(|r| r.error());
             err == Some(E_NONE) && !before.has_member(m)
         }
+        Inv::SyncAnswerIsStoredAssignment => properties::sync_answer_is_stored_assignment(inp, t),
+        Inv::OnlyLeaderAssigns => properties::only_leader_assigns(rows, before, inp, t),
+        Inv::SelectedProtocolSupported => properties::selected_protocol_supported(t),
+        Inv::StaticOldIdFenced => properties::static_old_id_fenced(before, inp, t),
+        Inv::ParkedMemberNotExpired => properties::parked_member_not_expired(before, inp, t),
+        Inv::JoinCompletesWhenAllRejoined => properties::join_completes_when_all_rejoined(rows, t),
+        Inv::CompletingMembershipFrozen => properties::completing_membership_frozen(before, t),
         _ => false,
     }
 }
 
-fn parked(g: &Group) -> Vec<u16> {
+pub fn parked(g: &Group) -> Vec<u16> {
     let mut out = Vec::new();
     for m in &g.members {
         if let Some((r, _)) = m.aj {

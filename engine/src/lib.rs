@@ -10,6 +10,7 @@ pub mod abstract_model;
 pub mod explore;
 pub mod invariants;
 pub mod model;
+pub mod properties;
 pub mod step;
 
 #[cfg(feature = "python")]

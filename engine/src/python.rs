@@ -2,7 +2,7 @@
 //! `Engine.initial()`, `Engine.successors(world)` and `implemented()`.
 
 use crate::abstract_model::*;
-use crate::explore::{explore, path_to, Options, Progress};
+use crate::explore::{explore, path_to, Options, Progress, LIVENESS, PARKED_ANSWERED};
 use crate::invariants::{invariant_by_name, INVARIANTS};
 use crate::model::*;
 use crate::step::*;
@@ -87,7 +87,7 @@ impl Engine {
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of
     /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
-    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress))]
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None))]
     #[allow(clippy::too_many_arguments)]
     fn explore<'py>(
         &self,
@@ -99,6 +99,9 @@ impl Engine {
         first_violation_only: bool,
         stop_at_first_violation: bool,
         progress: bool,
+        path_properties: Vec<String>,
+        skip: Vec<String>,
+        settle: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut invs = Vec::new();
         for name in &invariants {
@@ -114,7 +117,14 @@ impl Engine {
             max_states,
             first_violation_only,
             stop_at_first_violation,
+            report_liveness: path_properties.iter().any(|p| p == LIVENESS),
+            report_parked: path_properties.iter().any(|p| p == PARKED_ANSWERED),
+            skip,
+            settle,
         };
+        if let Some(p) = path_properties.iter().find(|p| *p != LIVENESS && *p != PARKED_ANSWERED) {
+            return Err(PyValueError::new_err(format!("the native engine has no path property named {p:?}")));
+        }
         let start = Instant::now();
         let mut last = Instant::now();
         let mut peak_rss = rss_bytes();
@@ -170,9 +180,11 @@ impl Engine {
         d.set_item("rows_fired", fired)?;
         let mut vs = Vec::new();
         for v in &out.violations {
-            vs.push((v.name.clone(), path_to(&out.parent, &out.ord, v.node), v.extra, v.stuck));
+            vs.push((v.name.clone(), path_to(&out.parent, &out.ord, v.node), v.extra, v.stuck, v.request));
         }
         d.set_item("violations", vs)?;
+        d.set_item("cut_short", &out.cut_short)?;
+        d.set_item("liveness_checked", out.liveness_checked)?;
         Ok(d)
     }
 
@@ -231,7 +243,7 @@ impl Engine {
 }
 
 /// What the engine implements: {"atoms": [...], "effects": [...], "reply_forms": [...],
-/// "invariants": [...], "faults": [...], "events": [...]}.
+/// "invariants": [...], "path_properties": [...], "faults": [...], "events": [...]}.
 #[pyfunction]
 fn implemented(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -239,6 +251,7 @@ fn implemented(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("effects", EFFECTS.iter().map(|x| x.0).collect::<Vec<_>>())?;
     d.set_item("reply_forms", REPLY_FORMS.iter().map(|x| x.0).collect::<Vec<_>>())?;
     d.set_item("invariants", INVARIANTS.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    d.set_item("path_properties", vec![LIVENESS, PARKED_ANSWERED])?;
     d.set_item("faults", FAULTS.to_vec())?;
     d.set_item("events", EVENT_NAMES.to_vec())?;
     Ok(d)

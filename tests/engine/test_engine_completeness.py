@@ -10,15 +10,13 @@ import pytest
 
 from model.abstract import FAULTS, Bounds
 from model.dsl import ATOMS, EFFECTS, REPLY_FORMS, Guard, Table
+from model.explore import PATH_PROPERTIES
 from model.invariants import INVARIANTS
 from model.mutants import MUTANTS
 from model.native import implemented, make_engine
 from model.table import CLASSIC_TABLE, EVENTS, URGENT
 
 SPECIAL_FORMS = {"park", "none", "continue"}
-NOT_YET_NATIVE = ("sync-answer-is-stored-assignment", "only-leader-assigns",
-                  "selected-protocol-supported", "static-old-id-fenced", "parked-member-not-expired",
-                  "join-completes-when-all-rejoined", "completing-membership-frozen")
 
 
 def _used(table: Table) -> dict[str, set[str]]:
@@ -39,10 +37,8 @@ def test_engine_implements_every_atom_effect_form_and_invariant() -> None:
     assert sorted(set(ATOMS) - set(have["atoms"])) == []
     assert sorted(set(EFFECTS) - set(have["effects"])) == []
     assert sorted(set(REPLY_FORMS) - set(have["reply_forms"])) == []
-    # The client-contract properties (issue 13) are not ported yet: `groupspec check` falls back to
-    # the Python explorer when one of them is checked (model.native.choose_engine says so). This
-    # list pins the gap: a new invariant the engine lacks, or one ported, fails here.
-    assert sorted(set(INVARIANTS) - set(have["invariants"])) == sorted(NOT_YET_NATIVE)
+    assert sorted(set(INVARIANTS) - set(have["invariants"])) == []
+    assert sorted(set(PATH_PROPERTIES) - set(have["path_properties"])) == []
     assert sorted(set(FAULTS) - set(have["faults"])) == []
     assert sorted(set(EVENTS) - set(have["events"])) == []
     # and nothing the engine has is unknown to Python (same names on both sides)
@@ -86,7 +82,9 @@ def test_an_unknown_reply_form_and_invariant_are_refused() -> None:
         make_engine(_with_row_change(reply=Reply("sing-a-song", Error.NONE)), URGENT, Bounds())
     engine = make_engine(CLASSIC_TABLE, URGENT, Bounds(dynamic=1, max_generation=0))
     with pytest.raises(ValueError, match="no-such-invariant"):
-        engine.explore(True, ["no-such-invariant"], False, 10, True, False, False)
+        engine.explore(True, ["no-such-invariant"], False, 10, True, False, False, [], [])
+    with pytest.raises(ValueError, match="no-such-path-property"):
+        engine.explore(True, [], True, 10, True, False, False, ["no-such-path-property"], [])
 
 
 def test_a_missing_native_invariant_falls_back_to_python_and_says_so(

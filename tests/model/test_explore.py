@@ -6,7 +6,7 @@ import pytest
 
 from model.abstract import Bounds, World
 from model.explore import explore
-from model.mutants import MUTANTS
+from model.mutants import MUTANT_BOUNDS, MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
 
 # (dynamic members, generation cap, faults, symmetry) -> (states, edges, depth).
@@ -40,22 +40,6 @@ def test_symmetry_reduction_never_finds_more_states() -> None:
     assert not full.violations and not reduced.violations
     assert reduced.states < full.states
     assert set(reduced.rows_fired) == set(full.rows_fired)
-
-
-# Mutants whose defect needs other clients than two closed-mode dynamic consumers.
-MUTANT_BOUNDS = {
-    # an old static member id: any request from a static client (open mode)
-    "fenced-heartbeat-accepted": Bounds(static=1, dynamic=0, max_generation=1, mode="open",
-                                        max_ids_per_client=1,
-                                        faults=frozenset({"session", "rebalance"})),
-    # a liveness defect: the whole graph is explored, so keep it small
-    "assignment-never-propagated": Bounds(dynamic=2, max_generation=1,
-                                          faults=frozenset({"session", "rebalance"})),
-    # a static restart while CompletingRebalance
-    "static-join-in-completing-keeps-generation": Bounds(
-        dynamic=0, static=1, max_generation=1,
-        faults=frozenset({"session", "rebalance", "crash", "lost"})),
-}
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
