@@ -8,11 +8,16 @@ input, timers have no durations in the abstract mode), the entry says what the m
 approximates. `killed_by` is the property that `groupspec check --table
 model.historical:NAME --stop-at-first-violation` reports at `bounds` (pinned by
 tests/model/test_historical.py); None marks a bug that changes what clients see without breaking
-any safety or liveness property, with the verdict that `groupspec diff` against Kafka's table is
-expected to give (`diff_expected`).
+any safety or liveness property. Such a bug is caught by `groupspec diff` against Kafka's table
+instead: `diff_bounds` are the bounds at which the diff finds the difference and renders it as a
+scenario that passes on one table and fails on the other, and `diff_expected` says what it shows
+("differs ...: Kafka <answer>; the mutant <answer>", naming the input and the error codes each side
+answers, no code for no response). tests/diff/test_diff_historical.py checks both.
 
 Run one: `groupspec check --table model.historical:KAFKA_9801 --members 0 --static 1
---faults session,rebalance,crash,lost --stop-at-first-violation`.
+--faults session,rebalance,crash,lost --stop-at-first-violation`, or a behaviour-only one:
+`groupspec diff --table model.historical:KAFKA_10284_PERSIST --against kafka-3.9 --members 0
+--static 1 --max-generation 1 --faults session,rebalance,crash,unload`.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class HistoricalBug:
     bounds: Bounds  # the exploration that kills it (small, for CI)
     killed_by: Optional[str]  # the property reported first, None if no property can kill it
     diff_expected: str = ""  # for killed_by None: what `groupspec diff` should report
+    diff_bounds: Optional[Bounds] = None  # for killed_by None: where `groupspec diff` reports it
 
 
 def _without(row_id: str, effect: str) -> dict[str, object]:
@@ -54,6 +60,12 @@ STALL_2: Final = Bounds(dynamic=2, max_generation=1, faults=F({"session", "rebal
 CRASH_1: Final = Bounds(dynamic=1, max_generation=1, faults=F({"session", "rebalance", "crash"}))
 STATIC_CRASH: Final = Bounds(dynamic=0, static=1, max_generation=1,
                              faults=F({"session", "rebalance", "crash"}))
+# Diff bounds: a static restart after a subscription change (KAFKA-14009), and a coordinator
+# failover after a static restart (KAFKA-10284).
+METADATA_RESTART: Final = Bounds(dynamic=1, static=1, max_generation=2, metadata_changes=True,
+                                 max_ids_per_client=1, faults=F({"crash"}))
+STATIC_UNLOAD: Final = Bounds(dynamic=0, static=1, max_generation=1,
+                              faults=F({"session", "rebalance", "crash", "unload"}))
 
 KAFKA_12890: Final = NO_DELAYED_SYNC
 KAFKA_9801: Final = mutate(CLASSIC_TABLE, "KAFKA-9801", {
@@ -146,10 +158,11 @@ HISTORICAL: Final[dict[str, HistoricalBug]] = {b.name: b for b in (
         "static client restarts; the bug's own trigger (an exception while updating a member) "
         "is not a table behaviour",
         STATIC_CRASH, None,
-        diff_expected="differs: when a crashed member's session timer fires in "
-                      "PreparingRebalance, Kafka removes it and completes the join phase (the "
-                      "others' parked JoinGroups are answered); the mutant answers nothing until "
-                      "the DelayedJoin fires"),
+        diff_expected="differs: when a member's MemberSessionExpire fires in PreparingRebalance "
+                      "(first found: a new member's join timeout), Kafka removes it and answers "
+                      "its parked JoinGroup UNKNOWN_MEMBER_ID; the mutant answers nothing (the "
+                      "member stays until the DelayedJoin fires)",
+        diff_bounds=STATIC_CRASH),
     HistoricalBug(
         "REDPANDA_CORE_9252", REDPANDA_CORE_9252, "https://github.com/redpanda-data/redpanda/pull/25270",
         "Redpanda: when the last member of a group expired while pending members remained, the "
@@ -169,8 +182,10 @@ HISTORICAL: Final[dict[str, HistoricalBug]] = {b.name: b for b in (
         "approximation: session expiry in CompletingRebalance/Stable does nothing (a crashed "
         "member stays a member of a Stable group)",
         CRASH_1, None,
-        diff_expected="differs: after a member's session expires Kafka answers the others' "
-                      "Heartbeat REBALANCE_IN_PROGRESS; the mutant answers NONE"),
+        diff_expected="differs: when a departed member's MemberSessionExpire fires after the "
+                      "join phase, Kafka removes it and answers the others' parked SyncGroup "
+                      "REBALANCE_IN_PROGRESS; the mutant answers nothing",
+        diff_bounds=CRASH_1),
     HistoricalBug(
         "KAFKA_14009", KAFKA_14009, "https://github.com/apache/kafka/pull/12308",
         "a static member rejoining a Stable group kept its old rebalance timeout (and protocol "
@@ -178,17 +193,21 @@ HISTORICAL: Final[dict[str, HistoricalBug]] = {b.name: b for b in (
         "Stable/JoinGroup/static-restart replaces the member id and persists but does not "
         "update the member's protocols and timeouts",
         STATIC_LOST, None,
-        diff_expected="differs when the restart changes metadata: the leader's next JoinGroup "
-                      "response lists the member's old metadata"),
+        diff_expected="differs when the restart changes metadata: when the restarted follower "
+                      "later sends a JoinGroup with the metadata it had before the restart, Kafka "
+                      "sees a change and parks it for a rebalance; the mutant, which kept that "
+                      "metadata, answers NONE at once",
+        diff_bounds=METADATA_RESTART),
     HistoricalBug(
         "KAFKA_10284_PERSIST", KAFKA_10284_PERSIST, "https://github.com/apache/kafka/pull/9270",
         "a static member's rejoin in Stable (new member id) was not persisted, so after a "
         "coordinator failover the group resumed with the old member id",
         "Stable/JoinGroup/static-restart without persist-group",
         STATIC_LOST, None,
-        diff_expected="differs after an unload and load: the restarted client's requests are "
-                      "answered UNKNOWN_MEMBER_ID/FENCED_INSTANCE_ID instead of NONE (needs the "
-                      "unload fault in the diff bounds)"),
+        diff_expected="differs after an unload and load (needs the unload fault in the diff "
+                      "bounds): Kafka answers the restarted client's SyncGroup NONE; the mutant, "
+                      "which resumed with the old member id, answers FENCED_INSTANCE_ID",
+        diff_bounds=STATIC_UNLOAD),
     HistoricalBug(
         "KAFKA_10284_PROTOCOL", KAFKA_10284_PROTOCOL, "https://github.com/apache/kafka/pull/9270",
         "a static member restarting in Stable with a protocol list that changes the group's "
