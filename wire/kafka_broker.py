@@ -41,7 +41,7 @@ import threading
 import time
 import uuid
 from types import FrameType, TracebackType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Final, Optional
 
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
@@ -166,9 +166,19 @@ def _install_hooks() -> None:
                 signal.signal(sig, _on_signal)
 
 
+# Kafka's cleanupGroupMetadata runs every offsets.retention.check.interval.ms (600000 by default)
+# at a phase no client sees, and removes Empty groups without offsets. The model arms no such
+# timer (its OffsetsExpire is a fault in the abstract mode and a scenario step in the concrete
+# one), so brokers that are compared step by step with it (scenario runs, the lockstep) set the
+# interval to a day: it never fires within a run. The fuzzer keeps Kafka's default (its judge lets
+# the cleanup happen at any moment).
+NO_PERIODIC_CLEANUP_MS: Final = 86_400_000
+
+
 def _properties(config: CoordinatorConfig, broker_port: int, controller_port: int,
-                data_dir: str) -> dict[str, str]:
-    return {
+                data_dir: str, periodic_cleanup: bool = True) -> dict[str, str]:
+    extra = {} if periodic_cleanup else {"offsets.retention.check.interval.ms": str(NO_PERIODIC_CLEANUP_MS)}
+    return extra | {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
@@ -201,7 +211,8 @@ class KafkaBroker:
 
     def __init__(self, version: str = "3.9", config: Optional[CoordinatorConfig] = None, *,
                  startup_timeout_s: float = 120.0, stop_timeout_s: float = 20.0,
-                 topics: Optional[dict[str, int]] = None) -> None:
+                 topics: Optional[dict[str, int]] = None, periodic_cleanup: bool = True) -> None:
+        self.periodic_cleanup = periodic_cleanup  # False: NO_PERIODIC_CLEANUP_MS
         self.topics = dict(DEFAULT_TOPICS if topics is None else topics)
         self.version = full_version(version)
         self.config = config if config is not None else CoordinatorConfig()
@@ -246,7 +257,8 @@ class KafkaBroker:
             self.controller_port = free_port()
         props = os.path.join(root, "server.properties")
         with open(props, "w") as f:
-            for k, v in _properties(self.config, self.port, self.controller_port, data).items():
+            for k, v in _properties(self.config, self.port, self.controller_port, data,
+                                    self.periodic_cleanup).items():
                 f.write(f"{k}={v}\n")
         classpath = os.path.join(jar_dir(self.version), "*")
         base = [self.java, *_JVM_OPTS, "-cp", classpath]
@@ -403,7 +415,8 @@ def kafka_unsupported_config(config: CoordinatorConfig) -> Optional[str]:
 
 
 class KafkaBrokerPool:
-    """Brokers of one Kafka version keyed by broker config, started on first use, kept until close()."""
+    """Brokers of one Kafka version keyed by broker config, started on first use, kept until close();
+    for step-by-step comparison with the model (no periodic offsets cleanup: NO_PERIODIC_CLEANUP_MS)."""
 
     def __init__(self, version: str, *, startup_timeout_s: float = 120.0,
                  max_brokers: int = 2) -> None:
@@ -422,7 +435,8 @@ class KafkaBrokerPool:
             while len(self._brokers) >= self.max_brokers:
                 oldest = next(iter(self._brokers))
                 self._brokers.pop(oldest).stop()
-            broker = KafkaBroker(self.version, config, startup_timeout_s=self.startup_timeout_s)
+            broker = KafkaBroker(self.version, config, startup_timeout_s=self.startup_timeout_s,
+                                 periodic_cleanup=False)  # compared step by step with the model
             broker.start()
             self.started += 1
         self._brokers[key] = broker  # most recently used last

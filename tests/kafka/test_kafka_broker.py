@@ -14,7 +14,7 @@ from kafka_testkit import require_kafka
 
 from model.coordinator_api import CoordinatorConfig
 from wire import BrokerStartError, KafkaBroker, kafka_broker_target_factory
-from wire.kafka_broker import kafka_unsupported_config
+from wire.kafka_broker import NO_PERIODIC_CLEANUP_MS, KafkaBrokerPool, kafka_unsupported_config
 from wire.transport import Connection, api_versions
 
 pytestmark = require_kafka()
@@ -47,8 +47,24 @@ def test_broker_starts_answers_and_stops() -> None:
         pid = proc.pid
         props = open(os.path.join(broker._dir.name, "server.properties")).read()  # type: ignore[union-attr]
         assert "group.max.size=7\n" in props and "group.initial.rebalance.delay.ms=0\n" in props
+        assert "offsets.retention.check.interval.ms" not in props  # Kafka's default (the fuzzer's)
     assert not broker.running
     assert not _alive(pid)
+
+
+def test_pooled_brokers_never_run_the_periodic_offsets_cleanup_within_a_run() -> None:
+    """Brokers compared step by step with the model (scenario runs, the lockstep) push Kafka's
+    cleanupGroupMetadata out to a day: it removed an Empty group mid-run in a 32-minute lockstep
+    (a LeaveGroup of its pending member answered UNKNOWN_MEMBER_ID, the model NONE)."""
+    pool = KafkaBrokerPool("3.9", max_brokers=1)
+    try:
+        broker = pool.broker_for(CoordinatorConfig())
+        assert broker._dir is not None
+        props = open(os.path.join(broker._dir.name, "server.properties")).read()
+        assert f"offsets.retention.check.interval.ms={NO_PERIODIC_CLEANUP_MS}\n" in props
+        assert NO_PERIODIC_CLEANUP_MS >= 24 * 3600 * 1000
+    finally:
+        pool.close()
 
 
 def test_failed_start_names_log_tail_and_java_version() -> None:
