@@ -41,9 +41,11 @@ def one(engine: str, members: int, gen: int, faults: str, liveness: bool) -> Non
     t = time.perf_counter()
     r = run(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness)
     secs = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    peak = use.ru_maxrss * 1024
     print(json.dumps({"states": r.states, "edges": r.edges, "depth": r.depth, "seconds": secs,
-                      "peak": peak, "violations": [v.invariant for v in r.violations]}))
+                      "cpu": use.ru_utime + use.ru_stime, "peak": peak,
+                      "violations": [v.invariant for v in r.violations]}))
 
 
 def child(args: list[str], timeout: float) -> Optional[dict[str, object]]:
@@ -58,17 +60,22 @@ def child(args: list[str], timeout: float) -> Optional[dict[str, object]]:
     return doc
 
 
+HEADER = ("| members | generation <= | faults | engine | states | edges | depth | seconds | "
+          "CPU s (process) | peak memory | result |\n|---|---|---|---|---|---|---|---|---|---|---|")
+
+
 def row(engine: str, members: int, gen: int, faults: str, timeout: float) -> str:
     r = child([engine, str(members), str(gen), faults, "1"], timeout)
     label = f"| {members} | {gen} | {faults} | {engine} |"
     if r is None:
-        return f"{label} | | | | > {timeout:.0f} | | not finished in {timeout:.0f} s |"
+        return f"{label} | | | | > {timeout:.0f} | | | not finished in {timeout:.0f} s |"
     if "error" in r:
-        return f"{label} | | | | | | error: {r['error']} |"
+        return f"{label} | | | | | | | error: {r['error']} |"
     states = int(r["states"])  # type: ignore[call-overload]
     secs = float(r["seconds"])  # type: ignore[arg-type]
     verdict = "pass" if not r["violations"] else f"violations {r['violations']}"
-    return (f"{label} {states:,} | {int(r['edges']):,} | {r['depth']} | {secs:.1f} | "  # type: ignore[call-overload]
+    cpu = float(r["cpu"])  # type: ignore[arg-type]  # the whole child process, start-up included
+    return (f"{label} {states:,} | {int(r['edges']):,} | {r['depth']} | {secs:.1f} | {cpu:.1f} | "  # type: ignore[call-overload]
             f"{int(r['peak']) / 2**20:,.0f} MB | {verdict}, {states / max(secs, 1e-9):,.0f} states/s |")  # type: ignore[call-overload]
 
 
@@ -153,14 +160,13 @@ def main() -> None:
         print()
     if "bounds" in parts:
         print("## Bounds (closed mode, dynamic members, symmetry on, liveness on)\n")
-        print("| members | generation <= | faults | engine | states | edges | depth | seconds | "
-              "peak memory | result |\n|---|---|---|---|---|---|---|---|---|---|", flush=True)
+        print(HEADER, flush=True)
         for faults in FAULT_SETS:
             cut: list[tuple[int, int]] = []  # (members, generation) that hit the time limit
             for n in (int(x) for x in a.members.split(",")):
                 for gen in (int(x) for x in a.generations.split(",")):
                     if any(n >= m and gen >= g for m, g in cut):
-                        print(f"| {n} | {gen} | {faults} | native | | | | | | not run: a smaller "
+                        print(f"| {n} | {gen} | {faults} | native | | | | | | | not run: a smaller "
                               f"bound already took longer than {a.timeout:.0f} s |", flush=True)
                         continue
                     line = row("native", n, gen, faults, a.timeout)
@@ -172,8 +178,7 @@ def main() -> None:
                         print(row("python", n, gen, faults, a.python_timeout), flush=True)
     if "big" in parts:
         print("\n## 4 members, generation <= 2, session,rebalance,stall,crash\n")
-        print("| members | generation <= | faults | engine | states | edges | depth | seconds | "
-              "peak memory | result |\n|---|---|---|---|---|---|---|---|---|---|", flush=True)
+        print(HEADER, flush=True)
         print(row("native", 4, 2, SRS + ",crash", 1200), flush=True)
     if "plancpu" in parts:
         print("\n## Default plan, both engines, CPU time\n")

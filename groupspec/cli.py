@@ -14,7 +14,7 @@ from model.dsl import Guard, Table
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 from model.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
-from model.plan import DEFAULT_PLAN, PYTHON_PLAN
+from model.plan import DEFAULT_PLAN, PLAN_MAX_STATES, PYTHON_PLAN
 from model.atomic import check_writable, write_text_atomic
 
 
@@ -89,7 +89,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--invariant", action="append", default=None, metavar="NAME",
                    help="check only these invariants (repeatable)")
     p.add_argument("--max-states", type=int, default=None, metavar="N",
-                   help="stop each exploration after N states; a run cut short exits 3, never 0")
+                   help=f"stop each exploration after N states (the default plan: {PLAN_MAX_STATES:,} per "
+                        f"run); a run cut short exits 3, never 0")
     p.add_argument("--table", default=None, metavar="MODULE:NAME",
                    help="check another table, e.g. model.mutants:SECOND_DELAYED_JOIN")
     p.add_argument("--profile", choices=("kafka-3.9", "kafka-4"), default=None,
@@ -98,7 +99,8 @@ def cmd_check(argv: Sequence[str]) -> int:
     p.add_argument("--prove", action="store_true", help="also run the Z3 proofs")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--stop-at-first-violation", action="store_true",
-                   help="stop an exploration at its first violation (the fast negative control)")
+                   help="stop at the first violation: the run that finds it stops there and the "
+                        "plan's later runs are skipped (the fast negative control)")
     p.add_argument("--junit", default=None, metavar="FILE",
                    help="write a JUnit XML report: one testcase per property, the counterexample "
                         "as the failure text")
@@ -161,6 +163,9 @@ def cmd_check(argv: Sequence[str]) -> int:
         raise UsageError(f"--engine native: {e}") from e
     default = DEFAULT_PLAN if a.engine == "native" else PYTHON_PLAN
     plan = [("bounds from the command line", bounds)] if single or a.v3_joins else list(default)
+    max_states = a.max_states
+    if max_states is None and len(plan) > 1:
+        max_states = PLAN_MAX_STATES  # a table whose state space outgrows the plan's bounds
     print(f"groupspec check: table {table.name} ({len(table.rows)} rows), "
           f"{len(plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     liveness = not a.no_liveness and (names is None or bool(names & set(PATH_PROPERTIES)))
@@ -170,14 +175,15 @@ def cmd_check(argv: Sequence[str]) -> int:
     from model.native import NativeEngineUnavailable, run_explorer
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
-        if not a.all_counterexamples and checked <= found:
-            r = Report(b, not a.no_symmetry, rows_total=len(table.rows),
-                       cut_short="not run: every checked property already has a counterexample")
+        if (a.stop_at_first_violation and found) or (not a.all_counterexamples and checked <= found):
+            why = ("stopped at the first violation" if a.stop_at_first_violation and found
+                   else "every checked property already has a counterexample")
+            r = Report(b, not a.no_symmetry, rows_total=len(table.rows), cut_short=f"not run: {why}")
             print(f"skipped: {r.cut_short}")
         else:
             try:
                 run = run_explorer(a.engine, table, urgent, b, symmetry=not a.no_symmetry,
-                                   invariants=names, liveness=liveness, max_states=a.max_states,
+                                   invariants=names, liveness=liveness, max_states=max_states,
                                    progress=None if a.quiet else sys.stderr,
                                    stop_at_first_violation=a.stop_at_first_violation,
                                    all_counterexamples=a.all_counterexamples,
@@ -198,6 +204,9 @@ def cmd_check(argv: Sequence[str]) -> int:
         print(f"INCOMPLETE: {why}")
     if cut and not merged.violations:
         print("not a pass: the exploration was cut short (exit 3)")
+    if any(r.cut_short.startswith("--max-states") for _, r in reports) and a.max_states is None:
+        print(f"(the default plan explores at most {PLAN_MAX_STATES:,} states per run; "
+              f"--max-states N sets another budget)")
     doc = merged.to_json()
     doc["engine"] = a.engine
     doc["runs"] = [{"label": label, "engine": a.engine, **{k: v for k, v in r.to_json().items()

@@ -137,3 +137,35 @@ def test_a_plan_stops_checking_a_property_once_a_run_found_it(capsys: pytest.Cap
         assert main([*small, "--all-counterexamples"]) == 1
         out = capsys.readouterr().out
         assert "cut short" not in out and "PARTIAL" not in out
+
+
+def test_the_default_plan_has_a_state_budget_per_run_and_a_cut_run_never_passes(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table whose state space outgrows the plan's bounds is cut short at PLAN_MAX_STATES per run
+    (exit 3 without a counterexample); --max-states sets another budget; Kafka's table fits."""
+    import groupspec.cli
+    from model.plan import DEFAULT_PLAN, PLAN_MAX_STATES
+    assert PLAN_MAX_STATES > 10 * 184_306  # the largest run on Kafka's table
+    monkeypatch.setattr(groupspec.cli, "PLAN_MAX_STATES", 5000)
+    assert main(["check", "--quiet"]) == 3
+    out = capsys.readouterr().out
+    assert "INCOMPLETE: closed: 3 consumers, timeouts and a stalling client: --max-states 5000 reached" in out
+    assert "the default plan explores at most 5,000 states per run" in out
+    assert main(["check", "--quiet", "--max-states", "1000000"]) == 0
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" not in out and "no invariant violated" in out
+    assert out.count("\n== ") == len(DEFAULT_PLAN)
+
+
+def test_stop_at_first_violation_skips_the_plans_later_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's negative control: the first run stops at its counterexample, the rest of the
+    plan is not run (it says so), exit 1."""
+    from model.plan import DEFAULT_PLAN
+    argv = ["check", "--table", "model.mutants:no-generation-bump", "--stop-at-first-violation", "--quiet"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert out.count("VIOLATION ") == 1
+    assert out.count("skipped: not run: stopped at the first violation") == len(DEFAULT_PLAN) - 1
+    assert main(["check", "--stop-at-first-violation", "--quiet", "--max-states", "20000"]) == 3  # nothing found: not skipped
+    out = capsys.readouterr().out
+    assert "skipped" not in out and out.count("\n== ") == len(DEFAULT_PLAN)
