@@ -52,10 +52,14 @@ DEFAULT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = PYTHON_PLAN + (
      Bounds(dynamic=4, max_generation=1, faults=SRS)),
     ("closed: 3 consumers, two rebalances (generation 2), timeouts and a stalling client",
      Bounds(dynamic=3, max_generation=2, faults=SRS)),
+    ("closed: 3 consumers, three rebalances (generation 3), timeouts and a stalling client",
+     Bounds(dynamic=3, max_generation=3, faults=SRS)),
+    ("closed: 5 consumers, timeouts and a stalling client",
+     Bounds(dynamic=5, max_generation=1, faults=SRS)),
 )
 
 # The states each run of the default plan explores at most, unless --max-states says otherwise.
-# On Kafka's table the largest run has 184,306 states; a table whose state space outgrows the
+# On Kafka's table the largest run has 723,779 states; a table whose state space outgrows the
 # bounds (a mutant that never bumps the generation: 16 M states in the 4-consumer run, 8 minutes)
 # is cut short there and reported so (never a pass: exit 3, or 1 with its counterexamples).
 PLAN_MAX_STATES: Final = 2_000_000
