@@ -437,22 +437,28 @@ pub fn explore(
         + expanded.bytes()
         + quiet.bytes()
         + calm.stream.len();
+    // the keys and the queue are not needed past the search
     drop(queue);
+    drop(store);
     let liveness_checked = opts.liveness && violations.is_empty() && !interrupted;
     if liveness_checked {
         // Reverse reachability over non-fault edges from the quiescent (or unexpanded) states.
+        // predecessor lists preds[start[v]..start[v + 1]]: count, sum, then fill from each end
         let mut start = vec![0u32; states + 1];
         calm.each(|_, v| start[v as usize + 1] += 1);
         for i in 0..states {
             start[i + 1] += start[i];
         }
-        let mut fill = start.clone();
         let mut preds = vec![0u32; calm.count];
         calm.each(|u, v| {
-            preds[fill[v as usize] as usize] = u;
-            fill[v as usize] += 1;
+            start[v as usize + 1] -= 1;
+            preds[start[v as usize + 1] as usize] = u;
         });
-        drop(fill);
+        // start[v + 1] now holds the start of v's list: shift back
+        for i in 0..states {
+            start[i] = start[i + 1];
+        }
+        start[states] = calm.count as u32;
         drop(calm);
         let targets: Vec<u32> =
             (0..states as u32).filter(|i| !expanded.get(*i as usize) || quiet.get(*i as usize)).collect();
