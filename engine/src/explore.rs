@@ -1,7 +1,8 @@
 //! model/explore.py natively: breadth-first exploration with canonical keys, invariants on every
 //! state and transition, row coverage, and the liveness property `quiescence-reachable` on the
 //! explored graph. States are stored packed: a hash table of state indices over an arena of
-//! canonical keys, an arena of full world encodings, BFS parent links and successor positions.
+//! canonical keys, BFS parent links and successor positions; full world encodings only while a
+//! state waits in the BFS queue.
 
 use crate::abstract_model::*;
 use crate::invariants::*;
