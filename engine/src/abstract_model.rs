@@ -28,9 +28,20 @@ pub fn fault_bit(name: &str) -> Option<u16> {
     FAULTS.iter().position(|f| *f == name).map(|i| 1u16 << i)
 }
 
+// The bits of FAULTS, in its order.
+const F_SESSION: u16 = 1;
+const F_REBALANCE: u16 = 1 << 1;
+const F_UNLOAD: u16 = 1 << 2;
+const F_LOST: u16 = 1 << 3;
+const F_CRASH: u16 = 1 << 4;
+const F_OFFSETS: u16 = 1 << 5;
+const F_STALL: u16 = 1 << 6;
+const F_APPEND: u16 = 1 << 7;
+const F_IMPERSONATE: u16 = 1 << 8;
+
 impl Bounds {
-    fn has(&self, f: &str) -> bool {
-        fault_bit(f).map(|b| self.faults & b != 0).unwrap_or(false)
+    fn has(&self, bit: u16) -> bool {
+        self.faults & bit != 0
     }
 }
 
@@ -160,11 +171,11 @@ impl Model {
             Phase::Idle => {
                 out.push(Action::send(i, self.join(i, c.member, 0)));
                 if c.member != NOID && !self.is_static(i) {
-                    out.push(Action::send(i, Req::Leave { members: vec![(c.member, NOINST)] }));
+                    out.push(Action::send(i, Req::Leave { members: smallvec::smallvec![(c.member, NOINST)] }));
                 }
             }
             Phase::ToSync => {
-                let assigns = if c.leader { c.roster.to_vec() } else { Vec::new() };
+                let assigns = if c.leader { c.roster.clone() } else { Ids::new() };
                 out.push(Action::send(
                     i,
                     Req::Sync {
@@ -187,7 +198,7 @@ impl Model {
                 }
                 out.push(Action::send(i, Req::Commit { member: c.member, generation: c.generation, instance: inst }));
                 if !self.is_static(i) {
-                    out.push(Action::send(i, Req::Leave { members: vec![(c.member, NOINST)] }));
+                    out.push(Action::send(i, Req::Leave { members: smallvec::smallvec![(c.member, NOINST)] }));
                 }
             }
             Phase::Joining | Phase::Syncing => {
@@ -197,18 +208,18 @@ impl Model {
             }
             Phase::Stopped => {}
         }
-        if self.b.has("impersonate") && c.phase == Phase::Idle && self.is_static(i) {
+        if self.b.has(F_IMPERSONATE) && c.phase == Phase::Idle && self.is_static(i) {
             if let Some(p) = w.group.pending.first() {
                 let mut a = Action::send(i, self.join(i, *p, 0));
                 a.kind = ActKind::Impersonate;
                 out.push(a);
             }
         }
-        if self.b.has("stall") && c.phase == Phase::ToSync {
+        if self.b.has(F_STALL) && c.phase == Phase::ToSync {
             out.push(Action::client_move(ActKind::Stall, i));
         }
-        if (self.b.has("crash") && !matches!(c.phase, Phase::Idle | Phase::Stopped))
-            || (self.b.has("crash") && c.phase == Phase::Idle && c.member != NOID)
+        if (self.b.has(F_CRASH) && !matches!(c.phase, Phase::Idle | Phase::Stopped))
+            || (self.b.has(F_CRASH) && c.phase == Phase::Idle && c.member != NOID)
         {
             out.push(Action::client_move(ActKind::Crash, i));
         }
@@ -279,16 +290,16 @@ impl Model {
                     instance: inst,
                     ptype: PT_CONSUMER,
                     pname: PN_ROUNDROBIN,
-                    assignments: Vec::new(),
+                    assignments: Ids::new(),
                 },
             ));
-            out.push(Action::send(i, Req::Leave { members: vec![(m, inst)] }));
+            out.push(Action::send(i, Req::Leave { members: smallvec::smallvec![(m, inst)] }));
         }
         if inst != NOINST {
-            out.push(Action::send(i, Req::Leave { members: vec![(NOID, inst)] }));
+            out.push(Action::send(i, Req::Leave { members: smallvec::smallvec![(NOID, inst)] }));
         } else if i == 0 {
             out.push(Action::send(i, Req::Commit { member: NOID, generation: -1, instance: NOINST }));
-            out.push(Action::send(i, Req::Leave { members: vec![(NOID, UNKNOWN_INST)] }));
+            out.push(Action::send(i, Req::Leave { members: smallvec::smallvec![(NOID, UNKNOWN_INST)] }));
         }
     }
 
@@ -297,14 +308,14 @@ impl Model {
         if let Some(t) = g.join_timers.first() {
             if t.initial {
                 out.push(Action::timer(Ev::InitialDelayedJoinExpire, None));
-            } else if self.b.has("rebalance") {
+            } else if self.b.has(F_REBALANCE) {
                 out.push(Action::timer(Ev::DelayedJoinExpire, None));
             }
         }
-        if !g.sync_timers.is_empty() && self.b.has("rebalance") {
+        if !g.sync_timers.is_empty() && self.b.has(F_REBALANCE) {
             out.push(Action::timer(Ev::DelayedSyncExpire, None));
         }
-        if self.b.has("session") {
+        if self.b.has(F_SESSION) {
             for m in &g.members {
                 if m.session {
                     out.push(Action::timer(Ev::MemberSessionExpire, Some(m.id)));
@@ -314,20 +325,20 @@ impl Model {
                 out.push(Action::timer(Ev::PendingMemberExpire, Some(*p)));
             }
         }
-        if self.b.has("unload") {
+        if self.b.has(F_UNLOAD) {
             if g.owned {
                 out.push(Action::timer(Ev::PartitionUnload, None));
             } else {
                 out.push(Action::timer(Ev::PartitionLoad, None));
             }
         }
-        if self.b.has("offsets") && g.state == State::Empty {
+        if self.b.has(F_OFFSETS) && g.state == State::Empty {
             out.push(Action::timer(Ev::OffsetsExpire, None));
         }
     }
 
-    fn parked_rids(g: &Group) -> Vec<u16> {
-        let mut used: Vec<u16> = g.members.iter().filter_map(|m| m.aj.map(|x| x.0)).collect();
+    fn parked_rids(g: &Group) -> SmallVec<[u16; 8]> {
+        let mut used: SmallVec<[u16; 8]> = g.members.iter().filter_map(|m| m.aj.map(|x| x.0)).collect();
         used.extend(g.members.iter().filter_map(|m| m.a_sync));
         used
     }
@@ -349,27 +360,31 @@ impl Model {
         w.group.members.iter().any(|m| m.aj.map(|x| x.0 == rid).unwrap_or(false) || m.a_sync == Some(rid))
     }
 
-    /// AbstractModel.variants: the action, and with the append fault the same request failing.
-    pub fn variants(&self, a: Action) -> Vec<Action> {
+    /// AbstractModel.variants: whether the action has a second variant, the same request failing
+    /// to append (with the append fault).
+    fn append_variant(&self, a: &Action) -> bool {
         let appends = matches!(a.req, Some(Req::Join { .. }) | Some(Req::Sync { .. }) | Some(Req::Commit { .. }));
-        if self.b.has("append") && a.kind == ActKind::Send && appends {
-            let mut f = a.clone();
-            f.append_fails = true;
-            vec![a, f]
-        } else {
-            vec![a]
-        }
+        self.b.has(F_APPEND) && a.kind == ActKind::Send && appends
     }
 
     /// AbstractModel.successors, in its order.
     pub fn successors(&self, w: &World) -> Result<Vec<Successor>, StepError> {
         let mut out = Vec::new();
-        for a in self.actions(w) {
-            for v in self.variants(a) {
-                self.apply(w, &v, &mut out)?;
+        self.successors_into(w, &mut out)?;
+        Ok(out)
+    }
+
+    /// AbstractModel.successors, in its order, into `out` (cleared first).
+    pub fn successors_into(&self, w: &World, out: &mut Vec<Successor>) -> Result<(), StepError> {
+        out.clear();
+        for mut a in self.actions(w) {
+            self.apply(w, &a, out)?;
+            if self.append_variant(&a) {
+                a.append_fails = true;
+                self.apply(w, &a, out)?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn apply(&self, w: &World, a: &Action, out: &mut Vec<Successor>) -> Result<(), StepError> {
@@ -421,34 +436,28 @@ impl Model {
         let expires_live = self.expires_live_member(w, a);
         for t in step_all(&self.table, &w.group, &inp, settings)? {
             let mut group = t.after.clone();
-            let t = t;
             normalize(&mut group);
             let deliveries = self.deliveries(w, &t, a);
             let nd = deliveries.len();
-            let losses: Vec<Vec<bool>> = if !self.b.has("lost") || self.b.open || nd == 0 {
-                vec![vec![false; nd]]
-            } else {
-                (0..(1u32 << nd))
-                    .map(|bits| (0..nd).map(|k| bits & (1 << (nd - 1 - k)) != 0).collect())
-                    .collect()
-            };
-            let mut pending: Vec<(Vec<Client>, bool)> = Vec::with_capacity(losses.len());
-            for lost in &losses {
-                let clients = self.deliver(w, a, &deliveries, lost);
-                let fault = fault_kind || lost.iter().any(|x| *x) || a.append_fails || expires_live;
+            // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
+            let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
+            let mut pending: SmallVec<[(Clients, bool); 4]> = SmallVec::new();
+            for bits in 0..variants {
+                let clients = self.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
+                let fault = fault_kind || bits != 0 || a.append_fails || expires_live;
                 pending.push((clients, fault));
             }
             drop(deliveries);
             let last = pending.len() - 1;
             let mut t = Some(t);
+            let mut group = Some(group);
             for (k, (clients, fault)) in pending.into_iter().enumerate() {
-                let transition = if k == last { t.take() } else { t.clone() };
-                out.push(Successor {
-                    world: World { group: group.clone(), clients },
-                    input: Some(inp.clone()),
-                    transition,
-                    fault,
-                });
+                let (transition, group) = if k == last {
+                    (t.take(), group.take().unwrap_or_default())
+                } else {
+                    (t.clone(), group.clone().unwrap_or_default())
+                };
+                out.push(Successor { world: World { group, clients }, input: Some(inp.clone()), transition, fault });
             }
         }
         Ok(())
@@ -463,8 +472,8 @@ impl Model {
         })
     }
 
-    fn deliveries<'t>(&self, w: &World, t: &'t Transition, a: &Action) -> Vec<(usize, &'t Resp)> {
-        let mut out = Vec::new();
+    fn deliveries<'t>(&self, w: &World, t: &'t Transition, a: &Action) -> SmallVec<[(usize, &'t Resp); 4]> {
+        let mut out = SmallVec::new();
         if matches!(a.kind, ActKind::Send | ActKind::Impersonate) {
             if let Some(r) = &t.reply {
                 out.push((a.client as usize, r));
@@ -486,7 +495,7 @@ impl Model {
         out
     }
 
-    fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: &[bool]) -> Vec<Client> {
+    fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: impl Fn(usize) -> bool) -> Clients {
         if self.b.open {
             return w.clients.clone();
         }
@@ -500,9 +509,9 @@ impl Model {
                 _ => {}
             }
         }
-        for ((i, resp), is_lost) in deliveries.iter().zip(lost.iter()) {
+        for (k, (i, resp)) in deliveries.iter().enumerate() {
             let c = std::mem::take(&mut cs[*i]);
-            cs[*i] = react(c, resp, *is_lost);
+            cs[*i] = react(c, resp, lost(k));
         }
         cs
     }
@@ -579,9 +588,37 @@ fn put_i32(out: &mut Vec<u8>, v: i32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-/// A permutation of client indices (abstract.py Renamer).
+/// LEB128: 7 bits a byte, high bit set on all but the last.
+fn put_var(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A signed value as a varint (zigzag: small magnitudes, small codes).
+fn put_zz(out: &mut Vec<u8>, v: i32) {
+    put_var(out, ((v << 1) ^ (v >> 31)) as u32);
+}
+
+/// Two small counts in one byte (a nibble each), or an escape byte and both in full.
+fn put_counts(out: &mut Vec<u8>, a: usize, b: usize) {
+    if a < 15 && b < 15 {
+        out.push(a as u8 | (b as u8) << 4);
+    } else {
+        out.push(0xFF);
+        out.push(a as u8);
+        out.push(b as u8);
+    }
+}
+
+pub const MAX_CLIENTS: usize = 16;
+
+/// A permutation of client indices (abstract.py Renamer): client i is renamed perm[i].
+#[derive(Clone, Debug)]
 pub struct Renamer {
-    pub perm: Vec<u8>,
+    pub perm: [u8; MAX_CLIENTS],
     pub n: u8,
     pub dynamic: u8,
 }
@@ -592,14 +629,14 @@ impl Renamer {
             return m;
         }
         let b = base_of(m);
-        if (b as usize) < self.perm.len() {
+        if b < self.n {
             mid(self.perm[b as usize], m & 15)
         } else {
             m
         }
     }
     fn inst(&self, i: Inst) -> Inst {
-        if i == NOINST || i == UNKNOWN_INST || i as usize >= self.perm.len() {
+        if i == NOINST || i == UNKNOWN_INST || i >= self.n {
             i
         } else {
             self.perm[i as usize]
@@ -617,16 +654,21 @@ impl Renamer {
 
 pub fn renamers(b: &Bounds, symmetry: bool) -> Vec<Renamer> {
     let n = b.dynamic + b.stat;
+    let make = |p: &[u8]| {
+        let mut perm = [0u8; MAX_CLIENTS];
+        perm[..p.len()].copy_from_slice(p);
+        Renamer { perm, n, dynamic: b.dynamic }
+    };
     let ident: Vec<u8> = (0..n).collect();
     if !symmetry {
-        return vec![Renamer { perm: ident, n, dynamic: b.dynamic }];
+        return vec![make(&ident)];
     }
     let mut out = Vec::new();
     for pd in permutations(&(0..b.dynamic).collect::<Vec<u8>>()) {
         for ps in permutations(&(b.dynamic..n).collect::<Vec<u8>>()) {
             let mut p = pd.clone();
             p.extend(ps);
-            out.push(Renamer { perm: p, n, dynamic: b.dynamic });
+            out.push(make(&p));
         }
     }
     out
@@ -648,97 +690,96 @@ fn permutations(items: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-/// abstract.py _member_key, encoded.
-fn member_key(m: &Member, rn: &Renamer, out: &mut SmallVec<[u8; 8]>) {
-    out.push(rn.mid(m.id));
-    out.push(rn.inst(m.instance));
-    out.push(m.protocols);
-    match m.aj {
-        None => out.extend_from_slice(&[0, 0]),
-        Some((r, _)) => out.extend_from_slice(&rn.rid(r).to_le_bytes()),
-    }
-    match m.a_sync {
-        None => out.extend_from_slice(&[0, 0]),
-        Some(r) => out.extend_from_slice(&rn.rid(r).to_le_bytes()),
-    }
-    out.push((m.is_new as u8) | (m.assignment as u8) << 1 | (m.session as u8) << 2 | (m.pending_sync as u8) << 3);
+/// abstract.py _member_key under a renaming, as a fixed-width sort key: id, instance id,
+/// protocols, parked join and sync request ids (0: none), flags.
+fn member_sort_key(m: &Member, rn: &Renamer) -> [u8; 8] {
+    let aj = m.aj.map(|(r, _)| rn.rid(r)).unwrap_or(0);
+    let sy = m.a_sync.map(|r| rn.rid(r)).unwrap_or(0);
+    let flags = (m.is_new as u8) | (m.assignment as u8) << 1 | (m.session as u8) << 2 | (m.pending_sync as u8) << 3;
+    let [a0, a1] = aj.to_be_bytes();
+    let [s0, s1] = sy.to_be_bytes();
+    [rn.mid(m.id), rn.inst(m.instance), m.protocols, a0, a1, s0, s1, flags]
 }
 
+/// The members' keys, sorted, each written compactly: id, instance id, a byte of protocols
+/// (2 bits, 3 = escaped to a byte of its own), flags and which request ids follow, then those
+/// request ids as varints.
 fn sorted_members_key(ms: &[Member], rn: &Renamer, out: &mut Vec<u8>) {
-    out.push(ms.len() as u8);
-    let mut keys: SmallVec<[[u8; 8]; 8]> = ms
-        .iter()
-        .map(|m| {
-            let mut v: SmallVec<[u8; 8]> = SmallVec::new();
-            member_key(m, rn, &mut v);
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&v);
-            a
-        })
-        .collect();
+    let mut keys: SmallVec<[[u8; 8]; 8]> = ms.iter().map(|m| member_sort_key(m, rn)).collect();
     keys.sort_unstable();
-    for k in keys {
-        out.extend_from_slice(&k);
+    for [id, inst, protocols, a0, a1, s0, s1, flags] in keys {
+        let (aj, sy) = (u16::from_be_bytes([a0, a1]), u16::from_be_bytes([s0, s1]));
+        out.push(id);
+        out.push(inst);
+        out.push(protocols.min(3) | flags << 2 | ((aj != 0) as u8) << 6 | ((sy != 0) as u8) << 7);
+        if protocols >= 3 {
+            out.push(protocols);
+        }
+        if aj != 0 {
+            put_var(out, aj as u32);
+        }
+        if sy != 0 {
+            put_var(out, sy as u32);
+        }
     }
 }
 
-/// abstract.py world_key under one renaming, encoded (the same fields, the same projections).
+/// abstract.py world_key under one renaming, encoded (the same fields, the same projections),
+/// compactly: an injective encoding of the projection, so equal keys mean equal projections.
 pub fn world_key(w: &World, rn: &Renamer, out: &mut Vec<u8>) {
     let g = &w.group;
-    out.push(g.state as u8);
+    out.push(
+        g.state as u8
+            | (g.owned as u8) << 3
+            | (g.new_member_added as u8) << 4
+            | (g.offsets.is_some() as u8) << 5
+            | (g.persisted.is_some() as u8) << 6,
+    );
     out.push(small(g.generation));
-    out.push(g.ptype);
-    out.push(g.pname);
+    out.push(g.ptype << 4 | g.pname);
     out.push(rn.mid(g.leader));
+    put_counts(out, g.members.len(), g.pending.len());
+    put_counts(out, g.join_timers.len(), g.sync_timers.len());
     sorted_members_key(&g.members, rn, out);
     let mut pend: SmallVec<[Mid; 8]> = g.pending.iter().map(|p| rn.mid(*p)).collect();
     pend.sort_unstable();
-    out.push(pend.len() as u8);
     out.extend_from_slice(&pend);
-    out.push(g.join_timers.len() as u8);
     for t in &g.join_timers {
         out.push(t.initial as u8);
-        put_i32(out, t.remaining);
-        put_i32(out, t.delay);
+        put_zz(out, t.remaining);
+        put_zz(out, t.delay);
     }
-    out.push(g.sync_timers.len() as u8);
     for s in &g.sync_timers {
         out.push(small(*s));
     }
-    match g.offsets {
-        None => out.push(0),
-        Some(o) => {
-            out.push(1);
-            put_i32(out, o);
-        }
+    if let Some(o) = g.offsets {
+        put_zz(out, o);
     }
-    match &g.persisted {
-        None => out.push(0),
-        Some(p) => {
-            out.push(1);
-            out.push(p.state as u8);
-            out.push(small(p.generation));
-            out.push(p.pname);
-            out.push(rn.mid(p.leader));
-            sorted_members_key(&p.members, rn, out);
-        }
+    if let Some(p) = &g.persisted {
+        out.push(p.state as u8);
+        out.push(small(p.generation));
+        out.push(p.pname);
+        out.push(rn.mid(p.leader));
+        put_counts(out, p.members.len(), 0);
+        sorted_members_key(&p.members, rn, out);
     }
-    out.push((g.owned as u8) | (g.new_member_added as u8) << 1);
-    let mut clients: SmallVec<[SmallVec<[u8; 16]>; 8]> = (0..w.clients.len()).map(|_| SmallVec::new()).collect();
-    for (i, c) in w.clients.iter().enumerate() {
-        let v = &mut clients[rn.perm[i] as usize];
-        v.push(c.phase as u8);
-        v.push(rn.mid(c.member));
-        v.push(small(c.generation));
-        v.push(c.leader as u8);
+    // clients in their renamed order
+    let mut at = [0u8; MAX_CLIENTS];
+    for i in 0..w.clients.len() {
+        at[rn.perm[i] as usize] = i as u8;
+    }
+    for &i in &at[..w.clients.len()] {
+        let c = &w.clients[i as usize];
+        out.push(c.phase as u8 | (c.leader as u8) << 3 | c.epoch.min(15) << 4);
+        if c.epoch >= 15 {
+            out.push(c.epoch);
+        }
+        out.push(rn.mid(c.member));
+        out.push(small(c.generation));
         let mut r: SmallVec<[Mid; 8]> = c.roster.iter().map(|m| rn.mid(*m)).collect();
         r.sort_unstable();
-        v.push(r.len() as u8);
-        v.extend_from_slice(&r);
-        v.push(c.epoch);
-    }
-    for c in clients {
-        out.extend_from_slice(&c);
+        out.push(r.len() as u8);
+        out.extend_from_slice(&r);
     }
 }
 
@@ -753,65 +794,103 @@ fn small(g: i32) -> u8 {
 /// order). That set of renamings is itself defined up to renaming, so two worlds get the same key
 /// exactly when some renaming maps one onto the other: the same partition into orbits as
 /// Python's, with far fewer renamings to try (one, when no two clients look alike).
-pub fn canonical_key(w: &World, rns: &[Renamer], out: &mut Vec<u8>) {
-    out.clear();
-    if rns.len() == 1 {
-        world_key(w, &rns[0], out);
-        return;
-    }
-    let n = rns[0].n;
-    let dynamic = rns[0].dynamic;
-    let sigs: SmallVec<[u64; 8]> = (0..n).map(|i| client_signature(w, i)).collect();
-    // clients of each block in signature order, and the tie groups within it
-    let mut groups: SmallVec<[(u8, SmallVec<[u8; 8]>); 8]> = SmallVec::new(); // (first position, clients)
-    for (lo, hi) in [(0u8, dynamic), (dynamic, n)] {
-        let mut order: SmallVec<[u8; 8]> = (lo..hi).collect();
-        order.sort_by_key(|i| (sigs[*i as usize], *i));
-        let mut k = 0usize;
-        while k < order.len() {
-            let mut j = k;
-            while j < order.len() && sigs[order[j] as usize] == sigs[order[k] as usize] {
-                j += 1;
-            }
-            groups.push((lo + k as u8, order[k..j].iter().copied().collect()));
-            k = j;
-        }
-    }
-    let mut perm = vec![0u8; n as usize];
-    let mut tmp = Vec::with_capacity(128);
-    let mut first = true;
-    search(w, &groups, 0, &mut perm, n, dynamic, out, &mut tmp, &mut first);
+pub struct Canon {
+    symmetry: bool,
+    ident: Renamer,
+    tmp: Vec<u8>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn search(
-    w: &World,
-    groups: &[(u8, SmallVec<[u8; 8]>)],
-    gi: usize,
-    perm: &mut Vec<u8>,
-    n: u8,
-    dynamic: u8,
-    out: &mut Vec<u8>,
-    tmp: &mut Vec<u8>,
-    first: &mut bool,
-) {
-    if gi == groups.len() {
-        let rn = Renamer { perm: perm.clone(), n, dynamic };
-        tmp.clear();
-        world_key(w, &rn, tmp);
-        if *first || *tmp < *out {
-            std::mem::swap(out, tmp);
-            *first = false;
+impl Canon {
+    pub fn new(rns: &[Renamer]) -> Canon {
+        let r = &rns[0];
+        let mut ident = Renamer { perm: [0; MAX_CLIENTS], n: r.n, dynamic: r.dynamic };
+        for i in 0..r.n {
+            ident.perm[i as usize] = i;
         }
+        Canon { symmetry: rns.len() > 1, ident, tmp: Vec::with_capacity(128) }
+    }
+
+    /// The canonical key of `w` into `out`.
+    pub fn key(&mut self, w: &World, out: &mut Vec<u8>) {
+        out.clear();
+        if !self.symmetry {
+            world_key(w, &self.ident, out);
+            return;
+        }
+        let (n, dynamic) = (self.ident.n as usize, self.ident.dynamic as usize);
+        let mut sigs = [0u64; MAX_CLIENTS];
+        for (i, s) in sigs.iter_mut().enumerate().take(n) {
+            *s = client_signature(w, i as u8);
+        }
+        // order[pos]: the client renamed to pos; ties: position ranges of equal signatures
+        let mut order = [0u8; MAX_CLIENTS];
+        let mut ties: SmallVec<[(usize, usize); 4]> = SmallVec::new();
+        for (lo, hi) in [(0, dynamic), (dynamic, n)] {
+            for (k, o) in order[lo..hi].iter_mut().enumerate() {
+                *o = (lo + k) as u8;
+            }
+            order[lo..hi].sort_by_key(|i| (sigs[*i as usize], *i));
+            let mut k = lo;
+            while k < hi {
+                let mut j = k;
+                while j < hi && sigs[order[j] as usize] == sigs[order[k] as usize] {
+                    j += 1;
+                }
+                if j - k > 1 {
+                    ties.push((k, j));
+                }
+                k = j;
+            }
+        }
+        let mut rn = self.ident.clone();
+        if ties.is_empty() {
+            for (pos, c) in order[..n].iter().enumerate() {
+                rn.perm[*c as usize] = pos as u8;
+            }
+            world_key(w, &rn, out);
+            return;
+        }
+        let mut first = true;
+        let tmp = &mut self.tmp;
+        let mut visit = |order: &[u8; MAX_CLIENTS]| {
+            for (pos, c) in order[..n].iter().enumerate() {
+                rn.perm[*c as usize] = pos as u8;
+            }
+            tmp.clear();
+            world_key(w, &rn, tmp);
+            if first || *tmp < *out {
+                std::mem::swap(out, tmp);
+                first = false;
+            }
+        };
+        let start = ties[0].0;
+        permute(&mut order, &ties, 0, start, &mut visit);
+    }
+}
+
+/// Calls `visit` with `order` under every combination of permutations of its tie ranges
+/// (ranges[gi..], the range ranges[gi] permuted from position k on).
+fn permute(order: &mut [u8; MAX_CLIENTS], ranges: &[(usize, usize)], gi: usize, k: usize, visit: &mut impl FnMut(&[u8; MAX_CLIENTS])) {
+    if gi == ranges.len() {
+        visit(order);
         return;
     }
-    let (start, members) = &groups[gi];
-    for order in permutations(members) {
-        for (k, c) in order.iter().enumerate() {
-            perm[*c as usize] = start + k as u8;
-        }
-        search(w, groups, gi + 1, perm, n, dynamic, out, tmp, first);
+    let end = ranges[gi].1;
+    if k + 1 >= end {
+        let next = ranges.get(gi + 1).map(|r| r.0).unwrap_or(0);
+        permute(order, ranges, gi + 1, next, visit);
+        return;
     }
+    for j in k..end {
+        order.swap(k, j);
+        permute(order, ranges, gi, k + 1, visit);
+        order.swap(k, j);
+    }
+}
+
+/// canonical_key with a scratch of its own (the explorer keeps one Canon).
+pub fn canonical_key(w: &World, rns: &[Renamer], out: &mut Vec<u8>) {
+    Canon::new(rns).key(w, out);
 }
 
 /// What a client looks like with every id forgotten (the same for a client and its image under

@@ -1,13 +1,15 @@
 //! model/explore.py natively: breadth-first exploration with canonical keys, invariants on every
 //! state and transition, row coverage, and the liveness property `quiescence-reachable` on the
 //! explored graph. States are stored packed: a hash table of state indices over an arena of
-//! canonical keys, an arena of full world encodings, BFS parent links and successor positions.
+//! canonical keys, BFS parent links and successor positions; full world encodings only while a
+//! state waits in the BFS queue.
 
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
 use crate::step::StepError;
 use hashbrown::HashTable;
+use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
 
 pub const LIVENESS: &str = "quiescence-reachable";
@@ -63,41 +65,31 @@ pub struct Outcome {
     pub interrupted: bool,
     pub store_bytes: usize,
     pub parent: Vec<u32>,
-    pub ord: Vec<u32>,
+    pub ord: Vec<u16>,
     /// Why the run stopped before exploring everything within the bounds ("" = it did not).
     pub cut_short: String,
     pub liveness_checked: bool,
 }
 
-/// Packed storage: state i's canonical key is keys[key_off[i]..key_off[i+1]], its world likewise.
+/// The visited states: a hash table of state indices over an arena of canonical keys (state i's
+/// key is keys[key_off[i]..key_off[i + 1]]). Full worlds are kept only while a state waits in
+/// the BFS queue (`Queue`).
 struct Store {
     keys: Vec<u8>,
     key_off: Vec<u32>,
-    worlds: Vec<u8>,
-    world_off: Vec<u32>,
     table: HashTable<u32>,
     hasher: rustc_hash::FxBuildHasher,
 }
 
 impl Store {
     fn new() -> Store {
-        Store {
-            keys: Vec::new(),
-            key_off: vec![0],
-            worlds: Vec::new(),
-            world_off: vec![0],
-            table: HashTable::new(),
-            hasher: rustc_hash::FxBuildHasher,
-        }
-    }
-    fn world(&self, i: u32) -> &[u8] {
-        &self.worlds[self.world_off[i as usize] as usize..self.world_off[i as usize + 1] as usize]
+        Store { keys: Vec::new(), key_off: vec![0], table: HashTable::new(), hasher: rustc_hash::FxBuildHasher }
     }
     fn len(&self) -> usize {
         self.key_off.len() - 1
     }
-    /// The state with this key, or a new one holding `world`: (index, is new).
-    fn intern(&mut self, key: &[u8], world: &[u8]) -> Result<(u32, bool), String> {
+    /// The state with this key, or a new one: (index, is new).
+    fn intern(&mut self, key: &[u8]) -> Result<(u32, bool), String> {
         let h = self.hasher.hash_one(key);
         let (keys, key_off) = (&self.keys, &self.key_off);
         let get = |i: u32| &keys[key_off[i as usize] as usize..key_off[i as usize + 1] as usize];
@@ -105,24 +97,139 @@ impl Store {
             return Ok((*i, false));
         }
         let id = self.len() as u32;
-        if self.keys.len() + key.len() > u32::MAX as usize || self.worlds.len() + world.len() > u32::MAX as usize {
+        if self.keys.len() + key.len() > u32::MAX as usize {
             return Err("the packed state store exceeds 4 GiB".into());
         }
         self.keys.extend_from_slice(key);
         self.key_off.push(self.keys.len() as u32);
-        self.worlds.extend_from_slice(world);
-        self.world_off.push(self.worlds.len() as u32);
         let (keys, key_off, hasher) = (&self.keys, &self.key_off, &self.hasher);
         self.table.insert_unique(h, id, |&i| {
             hasher.hash_one(&keys[key_off[i as usize] as usize..key_off[i as usize + 1] as usize])
         });
         Ok((id, true))
     }
+    /// Bytes in use (a vector's capacity beyond its length is never touched, so never resident).
     fn bytes(&self) -> usize {
-        self.keys.capacity()
-            + self.worlds.capacity()
-            + 4 * (self.key_off.capacity() + self.world_off.capacity())
-            + self.table.capacity() * 5
+        self.keys.len() + 4 * self.key_off.len() + self.table.capacity() * 5
+    }
+}
+
+/// The packed worlds of the states waiting in the BFS queue, oldest first.
+struct Queue {
+    bytes: Vec<u8>,
+    /// Start of each queued world in `bytes` (the next one's start, or the end, closes it).
+    starts: std::collections::VecDeque<u32>,
+    /// The most bytes the queue held.
+    peak: usize,
+}
+
+impl Queue {
+    fn new() -> Queue {
+        Queue { bytes: Vec::new(), starts: std::collections::VecDeque::new(), peak: 0 }
+    }
+    fn push(&mut self, world: &[u8]) -> Result<(), String> {
+        if self.bytes.len() + world.len() > u32::MAX as usize {
+            return Err("the BFS queue exceeds 4 GiB".into());
+        }
+        self.starts.push_back(self.bytes.len() as u32);
+        self.bytes.extend_from_slice(world);
+        self.peak = self.peak.max(self.bytes.len() + 4 * self.starts.len());
+        Ok(())
+    }
+    /// The oldest world, into `out`.
+    fn pop(&mut self, out: &mut Vec<u8>) {
+        let a = self.starts.pop_front().unwrap_or(0) as usize;
+        let b = self.starts.front().map(|x| *x as usize).unwrap_or(self.bytes.len());
+        out.clear();
+        out.extend_from_slice(&self.bytes[a..b]);
+        // drop the consumed prefix once it is most of the buffer
+        if b > (1 << 16) && b > self.bytes.len() / 2 {
+            self.bytes.drain(..b);
+            for s in self.starts.iter_mut() {
+                *s -= b as u32;
+            }
+        }
+    }
+    /// The most bytes in use at once.
+    fn bytes(&self) -> usize {
+        self.peak
+    }
+}
+
+/// One bit per state.
+#[derive(Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn set(&mut self, i: usize) {
+        if i / 64 >= self.0.len() {
+            self.0.resize(i / 64 + 1, 0);
+        }
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    fn get(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn bytes(&self) -> usize {
+        8 * self.0.len()
+    }
+}
+
+fn put_var(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_var(b: &[u8], i: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let x = b[*i];
+        *i += 1;
+        v |= ((x & 0x7F) as u64) << shift;
+        if x < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// The non-fault edges of every processed state, in state order, for the liveness pass: per
+/// state a varint count, then its targets ascending (the first as a zigzag delta from the state,
+/// the others as gaps).
+struct Edges {
+    stream: Vec<u8>,
+    count: usize,
+}
+
+impl Edges {
+    fn push(&mut self, node: u32, targets: &[u32]) {
+        put_var(&mut self.stream, targets.len() as u64);
+        let mut prev = node as i64;
+        for (k, t) in targets.iter().enumerate() {
+            let d = *t as i64 - prev;
+            put_var(&mut self.stream, if k == 0 { ((d << 1) ^ (d >> 63)) as u64 } else { (d - 1) as u64 });
+            prev = *t as i64;
+        }
+        self.count += targets.len();
+    }
+    /// Calls `f(source, target)` for every edge, in the order pushed.
+    fn each(&self, mut f: impl FnMut(u32, u32)) {
+        let (b, mut i, mut node) = (&self.stream, 0usize, 0u32);
+        while i < b.len() {
+            let n = get_var(b, &mut i);
+            let mut prev = node as i64;
+            for k in 0..n {
+                let v = get_var(b, &mut i) as i64;
+                let t = if k == 0 { prev + ((v >> 1) ^ -(v & 1)) } else { prev + v + 1 };
+                f(node, t as u32);
+                prev = t;
+            }
+            node += 1;
+        }
     }
 }
 
@@ -134,19 +241,32 @@ fn quiescent(g: &Group) -> bool {
     }
 }
 
+/// The BFS depth of each state, as the first state of each depth (states are numbered in BFS
+/// order, so depth never decreases with the index).
+struct Levels(Vec<u32>);
+
+impl Levels {
+    fn depth(&self, i: u32) -> u16 {
+        (self.0.partition_point(|s| *s <= i) - 1) as u16
+    }
+}
+
 pub fn explore(
     model: &Model,
     opts: &Options,
     tick: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Outcome, String> {
     let rns = renamers(&model.b, opts.symmetry);
+    let mut canon = Canon::new(&rns);
     let nclients = model.n as usize;
     let mut store = Store::new();
+    let mut queue = Queue::new();
     let mut parent: Vec<u32> = Vec::new();
-    let mut ord: Vec<u32> = Vec::new();
-    let mut depth: Vec<u16> = Vec::new();
-    let mut expanded: Vec<bool> = Vec::new();
-    let mut calm: Vec<(u32, u32)> = Vec::new();
+    let mut ord: Vec<u16> = Vec::new();
+    let mut levels = Levels(vec![0]);
+    let mut expanded = Bits::default();
+    let mut quiet = Bits::default();
+    let mut calm = Edges { stream: Vec::new(), count: 0 };
     let mut rows_fired = vec![0u64; model.table.rows.len()];
     let mut violations: Vec<Found> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
@@ -155,6 +275,8 @@ pub fn explore(
     let mut interrupted = false;
     let mut key = Vec::with_capacity(128);
     let mut enc = Vec::with_capacity(128);
+    let mut here = Vec::with_capacity(128);
+    let mut succs: Vec<Successor> = Vec::new();
 
     let mut settle: Option<Vec<String>> = opts.settle.clone();
     let mut violate = |violations: &mut Vec<Found>, name: &str, node: u32, extra: Option<u32>| {
@@ -165,49 +287,64 @@ pub fn explore(
         violations.push(Found { name: name.to_string(), node, extra, stuck: None, request: None });
     };
     let mut cut_short = String::new();
+    let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
+    let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();
 
     let init = model.initial();
-    canonical_key(&init, &rns, &mut key);
+    canon.key(&init, &mut key);
     encode_world(&init, &mut enc)?;
-    store.intern(&key, &enc)?;
+    store.intern(&key)?;
+    queue.push(&enc)?;
     parent.push(u32::MAX);
     ord.push(0);
-    depth.push(0);
-    expanded.push(false);
-    for (is_t, inv) in &opts.invariants {
-        if !*is_t && state_violated(*inv, &init.group) {
+    for inv in &state_invs {
+        if state_violated(*inv, &init.group) {
             violate(&mut violations, inv_name(*inv), 0, None);
         }
     }
     let mut head = 0usize;
+    let mut node_depth = 0u16;
     let mut targets: Vec<(u32, bool)> = Vec::new();
+    let mut calm_targets: Vec<u32> = Vec::new();
     let mut since_tick = 0usize;
     while head < store.len() {
         let node = head as u32;
         head += 1;
-        let here = store.world(node).to_vec();
+        while levels.0.len() > node_depth as usize + 1 && levels.0[node_depth as usize + 1] <= node {
+            node_depth += 1;
+        }
+        queue.pop(&mut here);
         let w = decode_world(&here, nclients);
         if !model.within_bounds(&w) {
             frontier += 1;
+            if opts.liveness {
+                calm.push(node, &[]);
+            }
             continue;
         }
-        expanded[node as usize] = true;
-        let succs = match model.successors(&w) {
-            Ok(s) => s,
+        expanded.set(node as usize);
+        if quiescent(&w.group) {
+            quiet.set(node as usize);
+        }
+        match model.successors_into(&w, &mut succs) {
+            Ok(()) => {}
             Err(StepError::Defect(_)) => {
                 violate(&mut violations, WELL_FORMED, node, None);
+                if opts.liveness {
+                    calm.push(node, &[]);
+                }
                 continue;
             }
             Err(StepError::Internal(e)) => return Err(e),
-        };
+        }
         targets.clear();
         for (k, s) in succs.iter().enumerate() {
             if let (Some(t), Some(inp)) = (&s.transition, &s.input) {
                 for r in &t.rows {
                     rows_fired[*r as usize] += 1;
                 }
-                for (is_t, inv) in &opts.invariants {
-                    if *is_t && transition_violated(*inv, &model.table.rows, &w.group, inp, t) {
+                for inv in &transition_invs {
+                    if transition_violated(*inv, &model.table.rows, &w.group, inp, t) {
                         violate(&mut violations, inv_name(*inv), node, Some(k as u32));
                     }
                 }
@@ -217,15 +354,17 @@ pub fn explore(
                 targets.push((node, s.fault));
                 continue;
             }
-            canonical_key(&s.world, &rns, &mut key);
-            let (nxt, new) = store.intern(&key, &enc)?;
+            canon.key(&s.world, &mut key);
+            let (nxt, new) = store.intern(&key)?;
             if new {
+                queue.push(&enc)?;
                 parent.push(node);
-                ord.push(k as u32);
-                depth.push(depth[node as usize] + 1);
-                expanded.push(false);
-                for (is_t, inv) in &opts.invariants {
-                    if !*is_t && state_violated(*inv, &s.world.group) {
+                ord.push(u16::try_from(k).map_err(|_| "more than 65,535 successors of one state".to_string())?);
+                if levels.0.len() == node_depth as usize + 1 {
+                    levels.0.push(nxt);
+                }
+                for inv in &state_invs {
+                    if state_violated(*inv, &s.world.group) {
                         violate(&mut violations, inv_name(*inv), nxt, None);
                     }
                 }
@@ -233,6 +372,7 @@ pub fn explore(
             targets.push((nxt, s.fault));
         }
         targets.sort_unstable();
+        calm_targets.clear();
         let mut i = 0;
         while i < targets.len() {
             let t = targets[i].0;
@@ -242,9 +382,12 @@ pub fn explore(
                 i += 1;
             }
             edges += 1;
-            if opts.liveness && !all_fault {
-                calm.push((node, t));
+            if !all_fault {
+                calm_targets.push(t);
             }
+        }
+        if opts.liveness {
+            calm.push(node, &calm_targets);
         }
         since_tick += 1;
         if since_tick >= 64 {
@@ -252,9 +395,9 @@ pub fn explore(
             let p = Progress {
                 states: store.len(),
                 edges,
-                depth: depth[node as usize],
+                depth: node_depth,
                 queue: store.len() - head,
-                bytes: store.bytes() + parent.capacity() * 10 + calm.capacity() * 8,
+                bytes: store.bytes() + queue.bytes() + parent.len() * 4 + ord.len() * 2 + calm.stream.len(),
             };
             if !tick(&p) {
                 interrupted = true;
@@ -285,34 +428,48 @@ pub fn explore(
         }
     }
     let states = store.len();
-    let max_depth = depth.iter().copied().max().unwrap_or(0);
+    let max_depth = levels.depth(states as u32 - 1);
+    // every per-state structure, in use at the end of the search (the queue at its fullest)
+    let store_bytes = store.bytes()
+        + queue.bytes()
+        + parent.len() * 4
+        + ord.len() * 2
+        + 4 * levels.0.len()
+        + expanded.bytes()
+        + quiet.bytes()
+        + calm.stream.len();
+    // the keys and the queue are not needed past the search
+    drop(queue);
+    drop(store);
     let liveness_checked = opts.liveness && violations.is_empty() && !interrupted;
     if liveness_checked {
         // Reverse reachability over non-fault edges from the quiescent (or unexpanded) states.
+        // predecessor lists preds[start[v]..start[v + 1]]: count, sum, then fill from each end
         let mut start = vec![0u32; states + 1];
-        for (_, v) in &calm {
-            start[*v as usize + 1] += 1;
-        }
+        calm.each(|_, v| start[v as usize + 1] += 1);
         for i in 0..states {
             start[i + 1] += start[i];
         }
-        let mut fill = start.clone();
-        let mut preds = vec![0u32; calm.len()];
-        for (u, v) in &calm {
-            preds[fill[*v as usize] as usize] = *u;
-            fill[*v as usize] += 1;
+        let mut preds = vec![0u32; calm.count];
+        calm.each(|u, v| {
+            start[v as usize + 1] -= 1;
+            preds[start[v as usize + 1] as usize] = u;
+        });
+        // start[v + 1] now holds the start of v's list: shift back
+        for i in 0..states {
+            start[i] = start[i + 1];
         }
+        start[states] = calm.count as u32;
         drop(calm);
-        let targets: Vec<u32> = (0..states as u32)
-            .filter(|i| !expanded[*i as usize] || quiescent(&decode_world(store.world(*i), nclients).group))
-            .collect();
+        let targets: Vec<u32> =
+            (0..states as u32).filter(|i| !expanded.get(*i as usize) || quiet.get(*i as usize)).collect();
         let good = backward_closure(&start, &preds, targets);
         let stuck: Vec<u32> = (0..states as u32).filter(|i| !good[*i as usize]).collect();
         if !stuck.is_empty() && opts.report_liveness {
-            let best = *stuck.iter().min_by_key(|i| (depth[**i as usize], **i)).unwrap_or(&stuck[0]);
+            // BFS numbering: the shallowest stuck state is the first
             violations.push(Found {
                 name: LIVENESS.to_string(),
-                node: best,
+                node: stuck[0],
                 extra: None,
                 stuck: Some(stuck.len() as u64),
                 request: None,
@@ -320,30 +477,32 @@ pub fn explore(
         }
         if !stuck.is_empty() && opts.report_parked {
             // For each request parked in a stuck state: can a state where it is no longer parked
-            // (or that was never expanded) be reached along non-fault edges?
+            // (or that was never expanded) be reached along non-fault edges? The worlds are
+            // derived again from the BFS tree (parent, successor position).
             let mut waiting: std::collections::BTreeMap<u16, Vec<u32>> = std::collections::BTreeMap::new();
-            for n in &stuck {
-                let mut rids = parked(&decode_world(store.world(*n), nclients).group);
+            let mut parked_in: FxHashMap<u16, Bits> = FxHashMap::default();
+            each_world(model, &parent, &ord, states, |i, w| {
+                let mut rids = parked(&w.group);
                 rids.sort_unstable();
                 rids.dedup();
-                for r in rids {
-                    waiting.entry(r).or_default().push(*n);
+                for r in &rids {
+                    if !good[i as usize] {
+                        waiting.entry(*r).or_default().push(i);
+                    }
+                    if expanded.get(i as usize) {
+                        parked_in.entry(*r).or_default().set(i as usize);
+                    }
                 }
-            }
-            let parked_at: Vec<Vec<u16>> = if waiting.is_empty() {
-                Vec::new()
-            } else {
-                (0..states as u32).map(|i| parked(&decode_world(store.world(i), nclients).group)).collect()
-            };
+            })?;
             let mut forever: Vec<(u32, u16)> = Vec::new();
             for (rid, nodes) in &waiting {
-                let answered: Vec<u32> = (0..states as u32)
-                    .filter(|i| !expanded[*i as usize] || !parked_at[*i as usize].contains(rid))
-                    .collect();
+                let here = parked_in.get(rid);
+                let answered: Vec<u32> =
+                    (0..states as u32).filter(|i| !here.is_some_and(|b| b.get(*i as usize))).collect();
                 let can = backward_closure(&start, &preds, answered);
                 forever.extend(nodes.iter().filter(|n| !can[**n as usize]).map(|n| (*n, *rid)));
             }
-            if let Some(&(n, rid)) = forever.iter().min_by_key(|(n, r)| (depth[*n as usize], *r, *n)) {
+            if let Some(&(n, rid)) = forever.iter().min_by_key(|(n, r)| (levels.depth(*n), *r, *n)) {
                 violations.push(Found {
                     name: PARKED_ANSWERED.to_string(),
                     node: n,
@@ -354,7 +513,6 @@ pub fn explore(
             }
         }
     }
-    let store_bytes = store.bytes();
     Ok(Outcome {
         states,
         edges,
@@ -369,6 +527,40 @@ pub fn explore(
         cut_short,
         liveness_checked,
     })
+}
+
+/// Calls `f(i, world)` for states 0..states in order, deriving each world again from its BFS
+/// parent's successors (the children of a state are numbered consecutively when it is expanded).
+fn each_world(
+    model: &Model,
+    parent: &[u32],
+    ord: &[u16],
+    states: usize,
+    mut f: impl FnMut(u32, &World),
+) -> Result<(), String> {
+    let mut queue = Queue::new();
+    let (mut enc, mut here) = (Vec::new(), Vec::new());
+    encode_world(&model.initial(), &mut enc)?;
+    queue.push(&enc)?;
+    let mut succs = Vec::new();
+    let mut child = 1usize;
+    for i in 0..states as u32 {
+        queue.pop(&mut here);
+        let w = decode_world(&here, model.n as usize);
+        f(i, &w);
+        if child < states && parent[child] == i {
+            model.successors_into(&w, &mut succs).map_err(|e| match e {
+                StepError::Defect(d) => d.message,
+                StepError::Internal(s) => s,
+            })?;
+            while child < states && parent[child] == i {
+                encode_world(&succs[ord[child] as usize].world, &mut enc)?;
+                queue.push(&enc)?;
+                child += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every node from which one of `targets` is reachable (targets included), over the predecessor
@@ -407,11 +599,11 @@ fn thousands(n: usize) -> String {
 }
 
 /// The successor positions from the initial state to `node` (BFS parent links).
-pub fn path_to(parent: &[u32], ord: &[u32], node: u32) -> Vec<u32> {
+pub fn path_to(parent: &[u32], ord: &[u16], node: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let mut n = node;
     while parent[n as usize] != u32::MAX {
-        out.push(ord[n as usize]);
+        out.push(ord[n as usize] as u32);
         n = parent[n as usize];
     }
     out.reverse();

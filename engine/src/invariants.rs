@@ -5,6 +5,7 @@
 use crate::model::*;
 use crate::properties;
 use crate::step::{RowSpec, Transition};
+use smallvec::SmallVec;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Inv {
@@ -96,13 +97,13 @@ pub fn state_violated(i: Inv, g: &Group) -> bool {
             g.state != CompletingRebalance && g.members.iter().any(|m| m.a_sync.is_some())
         }
         Inv::PendingAndMembersDisjoint => {
-            let mut ids: Vec<Mid> = g.members.iter().map(|m| m.id).collect();
+            let mut ids: SmallVec<[Mid; 8]> = g.members.iter().map(|m| m.id).collect();
             ids.sort_unstable();
             let dup = ids.windows(2).any(|w| w[0] == w[1]);
             dup || ids.iter().any(|m| g.pending.contains(m))
         }
         Inv::StaticMappingBijective => {
-            let mut iids: Vec<Inst> = g.members.iter().map(|m| m.instance).filter(|i| *i != NOINST).collect();
+            let mut iids: SmallVec<[Inst; 8]> = g.members.iter().map(|m| m.instance).filter(|i| *i != NOINST).collect();
             iids.sort_unstable();
             iids.windows(2).any(|w| w[0] == w[1])
         }
@@ -213,8 +214,8 @@ pub fn transition_violated(i: Inv, rows: &[RowSpec], before: &Group, inp: &Input
     }
 }
 
-pub fn parked(g: &Group) -> Vec<u16> {
-    let mut out = Vec::new();
+pub fn parked(g: &Group) -> SmallVec<[u16; 8]> {
+    let mut out = SmallVec::new();
     for m in &g.members {
         if let Some((r, _)) = m.aj {
             out.push(r);
@@ -230,9 +231,9 @@ fn one_response_violated(before: &Group, inp: &Input, t: &Transition) -> bool {
     let parked_before = parked(before);
     let parked_after = parked(&t.after);
     let own: Option<u16> = if inp.kind.is_request() { Some(inp.request_id) } else { None };
-    let mut answered: Vec<(u16, u32)> = Vec::new();
-    let mut settled: Vec<u16> = Vec::new();
-    let bump = |answered: &mut Vec<(u16, u32)>, r: u16| match answered.iter_mut().find(|x| x.0 == r) {
+    let mut answered: SmallVec<[(u16, u32); 8]> = SmallVec::new();
+    let mut settled: SmallVec<[u16; 8]> = SmallVec::new();
+    let bump = |answered: &mut SmallVec<[(u16, u32); 8]>, r: u16| match answered.iter_mut().find(|x| x.0 == r) {
         Some(x) => x.1 += 1,
         None => answered.push((r, 1)),
     };

@@ -12,6 +12,9 @@ pub type Members = SmallVec<[Member; 4]>;
 pub type Ids = SmallVec<[Mid; 6]>;
 pub type JoinTimers = SmallVec<[JoinTimer; 1]>;
 pub type SyncTimers = SmallVec<[i32; 1]>;
+/// A LeaveGroup request's (member, instance) items.
+pub type LeaveItems = SmallVec<[(Mid, Inst); 2]>;
+pub type Clients = SmallVec<[Client; 5]>;
 
 pub type Mid = u8;
 pub const NOID: Mid = 0xFF;
@@ -392,7 +395,7 @@ pub enum Req {
         instance: Inst,
         ptype: u8,
         pname: u8,
-        assignments: Vec<Mid>,
+        assignments: Ids,
     },
     Heartbeat {
         member: Mid,
@@ -400,7 +403,7 @@ pub enum Req {
         instance: Inst,
     },
     Leave {
-        members: Vec<(Mid, Inst)>,
+        members: LeaveItems,
     },
     Commit {
         member: Mid,
@@ -628,7 +631,7 @@ impl Client {
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct World {
     pub group: Group,
-    pub clients: Vec<Client>,
+    pub clients: Clients,
 }
 
 // ------------------------------------------------------------------ names and repr

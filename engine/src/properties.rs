@@ -5,6 +5,7 @@
 
 use crate::model::*;
 use crate::step::{instance_id_of, member_id_of, RowSpec, Transition};
+use smallvec::{smallvec, SmallVec};
 
 fn gone(s: State) -> bool {
     matches!(s, State::Dead | State::Missing)
@@ -16,7 +17,7 @@ fn new_incarnation(rows: &[RowSpec], t: &Transition) -> bool {
 
 /// sync-answer-is-stored-assignment
 pub fn sync_answer_is_stored_assignment(inp: &Input, t: &Transition) -> bool {
-    let mut answers: Vec<(Mid, &Resp)> = Vec::new();
+    let mut answers: SmallVec<[(Mid, &Resp); 4]> = SmallVec::new();
     if let (Some(r @ Resp::Sync { .. }), Some(Req::Sync { member, .. })) = (&t.reply, &inp.req) {
         answers.push((*member, r));
     }
@@ -87,24 +88,24 @@ pub fn selected_protocol_supported(t: &Transition) -> bool {
 /// _fenced_items: (member id, instance id, item index) of each request item whose instance id is
 /// mapped, before the step, to another member id (restarts, removals by instance id only and
 /// pending ids excepted).
-fn fenced_items(before: &Group, inp: &Input) -> Vec<(Mid, Inst, usize)> {
-    let items: Vec<(Mid, Inst)> = match &inp.req {
+fn fenced_items(before: &Group, inp: &Input) -> SmallVec<[(Mid, Inst, usize); 2]> {
+    let items: LeaveItems = match &inp.req {
         Some(Req::Leave { members }) => members.clone(),
         Some(Req::Join { .. }) => {
             let m = member_id_of(inp);
             if m == NOID {
-                Vec::new()
+                LeaveItems::new()
             } else {
-                vec![(m, instance_id_of(inp))]
+                smallvec![(m, instance_id_of(inp))]
             }
         }
         Some(Req::Sync { .. }) | Some(Req::Heartbeat { .. }) | Some(Req::Commit { .. }) => {
-            vec![(member_id_of(inp), instance_id_of(inp))]
+            smallvec![(member_id_of(inp), instance_id_of(inp))]
         }
-        _ => Vec::new(),
+        _ => LeaveItems::new(),
     };
     let leave = matches!(inp.req, Some(Req::Leave { .. }));
-    let mut out = Vec::new();
+    let mut out = SmallVec::new();
     for (i, (m, iid)) in items.into_iter().enumerate() {
         if iid == NOINST || (leave && m == NOID) {
             continue;

@@ -7,6 +7,10 @@
 
 use crate::model::*;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+/// The rows one step fired, in order.
+pub type Fired = SmallVec<[u16; 4]>;
 
 // ------------------------------------------------------------------ atoms
 
@@ -463,10 +467,12 @@ fn frame_snapshot(g: &Group, modifies: u16) -> Group {
 /// Resolves the model's nondeterministic choices (step.py ReplayChooser).
 #[derive(Default, Debug)]
 pub struct Chooser {
-    pub prefix: Vec<u32>,
-    pub made: Vec<u32>,
-    pub counts: Vec<u32>,
+    pub prefix: Choices,
+    pub made: Choices,
+    pub counts: Choices,
 }
+
+pub type Choices = SmallVec<[u32; 4]>;
 
 impl Chooser {
     fn choose(&mut self, options: usize) -> usize {
@@ -1292,7 +1298,7 @@ fn defect(state: State, event: &str, rows: Vec<String>, detail: &str) -> StepErr
 #[derive(Clone, Debug)]
 pub struct Transition {
     pub after: Group,
-    pub rows: Vec<u16>,
+    pub rows: Fired,
     pub outputs: Vec<Output>,
     pub reply: Option<Resp>,
 }
@@ -1304,7 +1310,7 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     let empty = Vec::new();
     let cands = t.index.get(&(before_state, kind)).unwrap_or(&empty);
     let mut memo: [u8; 64] = [2; 64];
-    let mut matched: Vec<usize> = Vec::new();
+    let mut matched: SmallVec<[usize; 2]> = SmallVec::new();
     for &ri in cands {
         let mut ok = true;
         for (a, pos) in &t.rows[ri].guard {
@@ -1366,7 +1372,7 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
 
 const MAX_URGENT_STEPS: usize = 16;
 
-fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Vec<u16>) -> Result<(), StepError> {
+fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepError> {
     for _ in 0..MAX_URGENT_STEPS {
         let mut any = false;
         for (ev, lits) in &t.urgent {
@@ -1406,7 +1412,7 @@ fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Vec<u16>) -> Result<(), Step
 /// step.py step: one input applied to one group, with the chooser's choices.
 pub fn step(t: &Table, g: &Group, inp: &Input, s: &Settings, ch: &mut Chooser) -> Result<Transition, StepError> {
     let mut ctx = Ctx { g: g.clone(), inp: inp.clone(), s, outputs: Vec::new(), scratch: Scratch::default(), ch };
-    let mut fired: Vec<u16> = Vec::new();
+    let mut fired = Fired::new();
     let reply_out: Option<Resp>;
     if let (Ev::LeaveGroup, Some(Req::Leave { members })) = (inp.kind, &inp.req) {
         let mut results: Vec<(Mid, Inst, ErrCode)> = Vec::new();
@@ -1448,14 +1454,14 @@ pub fn step(t: &Table, g: &Group, inp: &Input, s: &Settings, ch: &mut Chooser) -
 /// step.py step_all: every outcome, one per resolution of the choices, in step_all's order.
 pub fn step_all(t: &Table, g: &Group, inp: &Input, s: &Settings) -> Result<Vec<Transition>, StepError> {
     let mut out = Vec::new();
-    let mut stack: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut stack: SmallVec<[Choices; 2]> = smallvec::smallvec![Choices::new()];
     while let Some(prefix) = stack.pop() {
         let plen = prefix.len();
-        let mut ch = Chooser { prefix, made: Vec::new(), counts: Vec::new() };
+        let mut ch = Chooser { prefix, made: Choices::new(), counts: Choices::new() };
         out.push(step(t, g, inp, s, &mut ch)?);
         for i in plen..ch.made.len() {
             for alt in 1..ch.counts[i] {
-                let mut p: Vec<u32> = ch.made[..i].to_vec();
+                let mut p: Choices = ch.made[..i].iter().copied().collect();
                 p.push(alt);
                 stack.push(p);
             }

@@ -92,7 +92,7 @@ fn sample_world() -> World {
         new_member_added: true,
     };
     let c = Client { phase: Phase::ToSync, member: mid(1, 0), generation: 2, leader: true, roster: vec![mid(1, 0)].into(), epoch: 1 };
-    World { group: g, clients: vec![Client::fresh(0), c] }
+    World { group: g, clients: smallvec::smallvec![Client::fresh(0), c] }
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn packed_worlds_decode_to_the_same_world() {
     let mut enc = Vec::new();
     encode_world(&w, &mut enc).expect("encodes");
     assert_eq!(decode_world(&enc, 2), w);
-    let init = World { group: Group::default(), clients: vec![Client::fresh(0); 3] };
+    let init = World { group: Group::default(), clients: smallvec::smallvec![Client::fresh(0); 3] };
     encode_world(&init, &mut enc).expect("encodes");
     assert_eq!(decode_world(&enc, 3), init);
 }
