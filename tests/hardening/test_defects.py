@@ -349,7 +349,7 @@ def test_check_help_explains_every_option() -> None:
     text = " ".join(out.getvalue().split())
     for flag, words in (("--mode {closed,open}", "closed: consumers"), ("--group-max-size N", "the broker's group.max.size"),
                         ("--no-liveness", "skip the liveness"), ("--max-states N", "stop each exploration after N states"),
-                        ("--stop-at-first-violation", "stop an exploration at its first violation")):
+                        ("--stop-at-first-violation", "stop at the first violation: the run that finds it stops there")):
         assert f"{flag} {words}" in text, flag
 
 
