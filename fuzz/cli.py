@@ -35,7 +35,7 @@ from conformance.cli import run_scenarios
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
-from fuzz.judge import Finding, Tolerance
+from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
@@ -221,7 +221,7 @@ class Fuzzer:
         self.covered_by[r.index] = r.covered
         self.stats.requests += r.requests
         self.stats.sequences += 1
-        self.stats.rows |= r.covered
+        self.stats.rows |= {k for k in r.covered if CONTEXT_SEP not in k}
         if r.inconclusive:
             self.stats.inconclusive += 1
         if r.error:

@@ -120,6 +120,7 @@ class Sent:
     version: int
     request: m.Request  # as the target decodes it (target member ids)
     at_ms: int
+    probe: bool = False  # a read barrier's DescribeGroups: read-only, may be read in any order
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +160,12 @@ class GroupJudge:
 
     # ---------------------------------------------------------------- observations
 
-    def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int) -> None:
-        """Request `number` went out at `at_ms` (processed by the target at some later moment)."""
-        s = Sent(number, api, version, request, at_ms)
+    def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int,
+             probe: bool = False) -> None:
+        """Request `number` went out at `at_ms` (processed by the target at some later moment).
+        A `probe` (a read barrier's DescribeGroups, which changes nothing) may be processed before
+        any request still pending, however long before it that one was sent."""
+        s = Sent(number, api, version, request, at_ms, probe)
         self.sent[number] = s
         for h in self.hyps:
             h.pending = h.pending + (s,)
@@ -225,6 +229,11 @@ class GroupJudge:
                                      at_ms)
         return self.finding
 
+    def processed(self, number: int) -> bool:
+        """Whether every hypothesis has processed request `number` (a read barrier holds: a
+        request sent from now on is processed after it, with no overtaking to consider)."""
+        return all(p.number != number for h in self.hyps for p in h.pending)
+
     def may_be_parked(self, number: int, at_ms: int) -> bool:
         """Whether, once every request sent so far is processed, some hypothesis has not answered
         `number` (the driver may then move on without waiting for it)."""
@@ -236,14 +245,19 @@ class GroupJudge:
         return all(not h.pending and not armed_timers(h.group) and all(
             n in h.answered or v[0] is None for n, v in h.produced.items()) for h in self.hyps)
 
-    def covered_rows(self) -> frozenset[str]:
-        """Rows fired in every hypothesis still standing (what the target was seen to do)."""
+    def covered_keys(self) -> frozenset[str]:
+        """Coverage keys (rows, and rows in a context: `coverage_keys`) fired in every hypothesis
+        still standing (what the target was seen to do)."""
         if not self.hyps:
             return frozenset()
         common = self.hyps[0].fired
         for h in self.hyps[1:]:
             common = common & h.fired
         return common
+
+    def covered_rows(self) -> frozenset[str]:
+        """Rows fired in every hypothesis still standing."""
+        return frozenset(k for k in self.covered_keys() if CONTEXT_SEP not in k)
 
     # ---------------------------------------------------------------- internals
 
@@ -272,10 +286,10 @@ class GroupJudge:
             first = x.pending[0].at_ms
             window = self.overtake_window()
             for i, p in enumerate(x.pending):
-                if i > 0 and p.at_ms - first >= window:
-                    break
+                if i > 0 and p.at_ms - first >= window and not p.probe:
+                    continue
                 rest = x.pending[:i] + x.pending[i + 1:]
-                if any(required(q) and q.at_ms <= p.at_ms - window for q in rest):
+                if not p.probe and any(required(q) and q.at_ms <= p.at_ms - window for q in rest):
                     continue
                 states = self.states_before.setdefault(p.number, ())
                 until = min(at_ms, p.at_ms + self.tol.process_ms)  # p was processed by then
@@ -361,7 +375,7 @@ class GroupJudge:
         y = h.copy()
         y.group = tr.after
         y.now = at
-        y.fired = h.fired | frozenset(tr.rows)
+        y.fired = h.fired | coverage_keys(tr)
         for o in tr.outputs:
             y.produced[o.request_id] = (None if isinstance(o.response, Superseded) else o.response,
                                         latest, tr.rows)
@@ -400,6 +414,24 @@ class GroupJudge:
                        tuple(sorted(rows)), tuple(shown), actual_view, at_ms,
                        shape(shown, actual_view),
                        max(sorted(votes), key=lambda r: votes[r]) if votes else "")
+
+
+# -------------------------------------------------------------------- coverage
+
+CONTEXT_SEP: Final = "#"
+
+
+def coverage_keys(tr: Transition) -> frozenset[str]:
+    """What a transition covers: its rows, and each row in the context it left the group in
+    (pending members / every member or some waiting in JoinGroup / some in SyncGroup), so that
+    the generator also steers towards a row fired at the moment a phase is about to complete or
+    while a pending member holds the join phase open, not only towards rows never fired."""
+    g = tr.after
+    flags = ("p" if g.pending else "") + (
+        ("J" if all(x.awaiting_join is not None for x in g.members) else "j")
+        if any(x.awaiting_join is not None for x in g.members) else "") + (
+        "s" if any(x.awaiting_sync is not None for x in g.members) else "")
+    return frozenset(tr.rows) | frozenset(f"{r}{CONTEXT_SEP}{flags}" for r in tr.rows)
 
 
 # -------------------------------------------------------------------- requests and responses
@@ -621,4 +653,4 @@ def shape(expected: list[dict[str, Any]], actual: Union[dict[str, Any], str]) ->
     return text
 
 
-__all__ = ["Finding", "GroupJudge", "Inconclusive", "NO_RESPONSE", "Tolerance", "match", "render"]
+__all__ = ["CONTEXT_SEP", "Finding", "GroupJudge", "coverage_keys", "Inconclusive", "NO_RESPONSE", "Tolerance", "match", "render"]
