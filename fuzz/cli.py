@@ -127,6 +127,8 @@ class Stats:
     last_error: str = ""
     rows: set[str] = field(default_factory=set)
     findings: int = 0
+    barriers_tried: int = 0
+    barriers_held: int = 0
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -222,6 +224,8 @@ class Fuzzer:
         self.stats.requests += r.requests
         self.stats.sequences += 1
         self.stats.rows |= {k for k in r.covered if CONTEXT_SEP not in k}
+        self.stats.barriers_tried += r.barriers[0]
+        self.stats.barriers_held += r.barriers[1]
         if r.inconclusive:
             self.stats.inconclusive += 1
         if r.error:
@@ -335,6 +339,7 @@ class Fuzzer:
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.args.parallel,
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
             "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
+            "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
             "findings": s.findings, "classes": classes,
             "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
@@ -357,6 +362,8 @@ def markdown(doc: dict[str, Any]) -> str:
               f"{doc['parallel']} groups in parallel",
               f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; inconclusive groups "
               f"{doc['inconclusive_groups']}; target errors {doc['errors']}",
+              f"- read barriers held {doc['read_barriers']['held']} of {doc['read_barriers']['tried']} "
+              "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
               f"- findings {doc['findings']} in {len(doc['classes'])} classes", ""]
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",

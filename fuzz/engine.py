@@ -196,6 +196,7 @@ class SequenceResult:
     events: list[Event] = field(default_factory=list)
     seconds: float = 0.0
     error: Optional[str] = None  # the target could not be driven (connection refused, ...)
+    barriers: tuple[int, int] = (0, 0)  # read barriers tried, and held (the order became known)
 
 
 class Latency:
@@ -465,6 +466,7 @@ async def run_sequence(broker: Broker, group_id: str, index: int, actions: Itera
         except (Inconclusive, WireError, OSError):
             pass
         result.seconds = time.monotonic() - start
+        result.barriers = (seq.barriers_tried, seq.barriers_held)
     return result
 
 

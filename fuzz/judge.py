@@ -29,6 +29,17 @@ answers that late. Each hypothesis keeps the requests it has
 not processed yet, and every admissible order branches, with timers firing in between. Kafka's
 choices branch through `model.step.step_all`.
 
+Read barriers make that order known. The driver does not send a group's next request while an
+earlier one may be unread: an answer proves it was read; for a request the model lets park, it
+sends DescribeGroups probes (`send(..., probe=True)`). A probe is read-only, so it may be
+processed before any pending request (a probe read first proves nothing); an answer no hypothesis
+explains is ignored, not a finding (explicit DescribeGroups actions test DescribeGroups); an answer that only hypotheses having processed the parked request
+explain drops every other one (`processed`), and the next request is then judged strictly. This
+is sound for Kafka: GroupCoordinator adds or updates the member and moves the state under the
+group lock before it parks the JoinGroup, and handleDescribeGroup reads the summary under that
+lock. When the effect is invisible to DescribeGroups (a rejoin during PreparingRebalance: no
+metadata outside Stable), the barrier does not hold and the overtaking above still applies.
+
 Responses. A response must equal one the hypothesis produced, field by field as far as the API
 version carries the field; member ids are compared through a per-hypothesis bijection between the
 target's ids and the model's (learned at first sight, branching over equal-looking members). A
@@ -200,6 +211,15 @@ class GroupJudge:
             if all(h.produced[number][2] == h.req_rows.get(number) for h in self.hyps):
                 # answered by its own processing (not parked): how slowly this target answers
                 self.max_latency_ms = max(self.max_latency_ms, at_ms - s.at_ms)
+            return None
+        if s.probe:
+            # a probe serves the order, not the verdict: an answer no hypothesis explains (a
+            # target whose DescribeGroups differs) teaches nothing; the barrier does not hold
+            for h in before:
+                h.pending = tuple(p for p in h.pending if p.number != number)
+                if number in h.produced:
+                    h.answered = h.answered | {number}
+            self.hyps = before
             return None
         self.finding = self._finding(s, before, expected, actual, at_ms)
         return self.finding

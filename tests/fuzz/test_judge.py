@@ -216,3 +216,17 @@ def test_read_barrier_makes_the_order_known() -> None:
     f = run("PreparingRebalance", Error.NONE)  # barrier held: the order is known
     assert f is not None and f.expected == ({"error": "REBALANCE_IN_PROGRESS"},)  # type: ignore[attr-defined]
     assert run("PreparingRebalance", Error.REBALANCE_IN_PROGRESS) is None
+
+
+def test_a_probe_no_hypothesis_explains_is_ignored() -> None:
+    """A target whose DescribeGroups differs from the model's: the probe is no finding and the
+    barrier does not hold (the parked join stays unprocessed in some hypothesis)."""
+    j = GroupJudge("g", CFG)
+    one_member(j)
+    j.send(3, ApiKey.JoinGroup, 3, v3(), 20)
+    j.send(4, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 30, probe=True)
+    odd = m.DescribedGroup(Error.NONE, "g", "Rebalancing", "consumer", "", ())
+    assert j.receive(4, 31, m.DescribeGroupsResponse((odd,))) is None
+    assert not j.processed(3) and j.finding is None
+    late = j.silence(20000)  # the parked join is overdue by now, the probe never
+    assert late is not None and late.api == "JoinGroup"
