@@ -129,6 +129,7 @@ class Stats:
     findings: int = 0
     barriers_tried: int = 0
     barriers_held: int = 0
+    max_loop_lag_s: float = 0.0
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -169,6 +170,7 @@ class Fuzzer:
             30.0, self.args.minutes * 6)
         self.shrink_stop = deadline + extra
         progress = asyncio.get_running_loop().create_task(self._progress())
+        lag = asyncio.get_running_loop().create_task(self._lag())
         p = self.args.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
@@ -209,6 +211,7 @@ class Fuzzer:
             for t in running.values():
                 t.cancel()
             progress.cancel()
+            lag.cancel()
             self.broker.close()
 
     async def _one(self, index: int, actions: Iterable[Action]) -> None:
@@ -299,6 +302,14 @@ class Fuzzer:
         atomic_write(path, json.dumps(doc, indent=1) + "\n")
         rec.scenario = path
 
+    async def _lag(self) -> None:
+        """How late this process's event loop wakes up (judging many groups stalls it): a stall
+        delays reading answers, so the report shows it next to any no-response finding."""
+        while True:
+            t = time.monotonic()
+            await asyncio.sleep(0.05)
+            self.stats.max_loop_lag_s = max(self.stats.max_loop_lag_s, time.monotonic() - t - 0.05)
+
     async def _progress(self) -> None:
         while True:
             await asyncio.sleep(5)
@@ -340,6 +351,7 @@ class Fuzzer:
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
             "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
+            "max_event_loop_lag_s": round(s.max_loop_lag_s, 3),
             "findings": s.findings, "classes": classes,
             "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},

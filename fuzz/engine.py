@@ -237,6 +237,7 @@ class RunSettings:
     barrier: bool = True
     barrier_first_s: float = 0.01
     barrier_probes: int = 4
+    read_grace_s: float = 0.2  # readers' turn before answers are judged missing (`silence`)
 
 
 class _Sequence:
@@ -251,6 +252,7 @@ class _Sequence:
         self.pools: dict[str, list[AsyncConnection]] = {}
         self.all: list[AsyncConnection] = []
         self.open: dict[int, asyncio.Future[None]] = {}
+        self.sent_ms: dict[int, int] = {}
         self.judging = True
         self.action_index = -1
         self.barriers_tried = self.barriers_held = 0
@@ -303,6 +305,7 @@ class _Sequence:
         self.r.events.append(Event("send", n, at, decoded, version, action=self.action_index))
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.open[n] = fut
+        self.sent_ms[n] = at
         if isinstance(decoded, m.JoinGroupRequest) and decoded.member_id:
             self.k.joining[decoded.member_id] = decoded
 
@@ -359,8 +362,19 @@ class _Sequence:
             await asyncio.wait_for(asyncio.shield(fut), bound)
             self.s.latency.observe(time.monotonic() - sent_at)
         except asyncio.TimeoutError:
-            self._finish(self.judge.silence(self.ms()))
+            await self.silence()
         return n
+
+    async def silence(self) -> None:
+        """Judge the answers still missing now, after giving the connections' readers a turn:
+        when this process's event loop has stalled (judging many groups), an answer that came
+        in time may still sit unread in a socket, and must not be judged missing."""
+        at = self.ms()
+        bound = self.s.tolerance.response_bound_ms
+        if any(at - self.sent_ms.get(n, at) > bound for n in self.open):
+            await asyncio.sleep(self.s.read_grace_s)  # (only an answer that old can be missing)
+        if self.judging:
+            self._finish(self.judge.silence(at))
 
     async def barrier(self, n: int, fut: "asyncio.Future[None]", until: float) -> bool:
         """Read barrier for request `n`, which the model lets park: DescribeGroups (read-only,
@@ -392,7 +406,7 @@ class _Sequence:
         self.r.events.append(Event("wait", ms=ms, at_ms=self.ms(), action=self.action_index))
         await asyncio.sleep(ms / 1000.0)
         if self.judging:
-            self._finish(self.judge.silence(self.ms()))
+            await self.silence()
 
     async def drain(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -401,7 +415,7 @@ class _Sequence:
                 break  # nothing can answer what is still open: the model says it stays parked
             await asyncio.sleep(0.1)
         if self.judging:
-            self._finish(self.judge.silence(self.ms()))
+            await self.silence()
 
     async def run(self) -> None:
         versions = self.broker.versions
