@@ -325,7 +325,13 @@ class _Sequence:
             else:
                 self.k.answered(decoded)
             if judged and self.judging:
-                self._finish(self.judge.receive(n, self.ms(rec.at), actual))
+                try:
+                    self._finish(self.judge.receive(n, self.ms(rec.at), actual))
+                except Inconclusive as e:
+                    # (raised here, in the connection's reader task, it would end that task:
+                    # the group's later answers would go unread and be judged missing)
+                    self.r.inconclusive = str(e)
+                    self.judging = False
 
         try:
             conn.send(api, version, body, on_answer)

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Final, Optional, Union
@@ -96,6 +97,9 @@ class Tolerance:
     response_bound_ms: int = 5000
     max_hypotheses: int = 400
     max_firings: int = 4000  # timer firings explored per observation
+    # CPU time one observation may take: the driver runs every group on one event loop, and a
+    # judge that computes for seconds delays reading every other group's answers
+    max_observation_ms: int = 500
     overtake_ms: int = 1500  # a request may be processed after one sent up to this much later
     process_ms: int = 2000  # every request has been processed this long after it was sent
 
@@ -168,6 +172,7 @@ class GroupJudge:
         self.states_before: dict[int, tuple[str, ...]] = {}
         self.max_latency_ms = 0
         self.finding: Optional[Finding] = None
+        self._budget_end = float("inf")
 
     # ---------------------------------------------------------------- observations
 
@@ -185,6 +190,7 @@ class GroupJudge:
         """The target answered request `number` at `at_ms` (`actual` a string: no usable answer)."""
         if self.finding is not None:
             return self.finding
+        self._start()
         s = self.sent[number]
         before = self.hyps
         survivors: list[Hyp] = []
@@ -229,6 +235,7 @@ class GroupJudge:
         made an answer more than `response_bound_ms` ago; none left is a no-response finding."""
         if self.finding is not None:
             return self.finding
+        self._start()
         survivors: list[Hyp] = []
         overdue: dict[int, list[tuple[Hyp, Union[m.Response, None]]]] = {}
         for h in self.hyps:
@@ -257,6 +264,7 @@ class GroupJudge:
     def may_be_parked(self, number: int, at_ms: int) -> bool:
         """Whether, once every request sent so far is processed, some hypothesis has not answered
         `number` (the driver may then move on without waiting for it)."""
+        self._start()
         return any(number not in b.produced
                    for h in self.hyps for b in self._settle(h, at_ms, everything=True))
 
@@ -287,6 +295,13 @@ class GroupJudge:
         `overtake_ms`; with a responsive target, requests are judged in the order sent."""
         return min(self.tol.overtake_ms, self.max_latency_ms)
 
+    def _start(self) -> None:
+        self._budget_end = time.monotonic() + self.tol.max_observation_ms / 1000.0
+
+    def _check_budget(self) -> None:
+        if time.monotonic() > self._budget_end:
+            raise Inconclusive(f"one observation took over {self.tol.max_observation_ms} ms to judge")
+
     def _settle(self, h: Hyp, at_ms: int, must: int = -1, everything: bool = False) -> list[Hyp]:
         """Every way the target may have processed the pending requests of `h` by `at_ms`: each
         request that must have been processed (`must`, those sent `process_ms` ago, all of them
@@ -298,6 +313,7 @@ class GroupJudge:
         out: list[Hyp] = []
         stack = [h]
         while stack:
+            self._check_budget()
             x = stack.pop()
             if not any(required(p) for p in x.pending):
                 out.append(x)
@@ -344,6 +360,7 @@ class GroupJudge:
         stack = [h]
         firings = 0
         while stack:
+            self._check_budget()
             x = stack.pop()
             if x.group.state is GroupState.Empty and not x.group.offsets:
                 # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
