@@ -200,8 +200,16 @@ class Knowledge:
     last_members: tuple[str, ...] = ()  # members of the last JoinGroup answered to a leader
     protocol: tuple[str, str] = ("consumer", "range")
     leader: str = ""
+    # member id -> its JoinGroup still in flight (a Java consumer does not heartbeat meanwhile)
+    joining: dict[str, m.JoinGroupRequest] = field(default_factory=dict)
+
+    def answered(self, request: m.Request) -> None:
+        """`request` is over (answered or failed): its member no longer waits in JoinGroup."""
+        if isinstance(request, m.JoinGroupRequest) and self.joining.get(request.member_id) is request:
+            del self.joining[request.member_id]
 
     def learn(self, request: m.Request, response: m.Response) -> None:
+        self.answered(request)
         if isinstance(request, m.JoinGroupRequest) and isinstance(response, m.JoinGroupResponse):
             mid = response.member_id
             if mid and mid not in self.instance_of and mid != GHOST:
@@ -327,6 +335,22 @@ def resolve(action: Action, k: Knowledge, timing: Timing, versions: Versions,
                 v = _version(versions, ApiKey.Heartbeat, 0, rng, 3 if inst else 0)
                 if v is not None:
                     out.append((m.HeartbeatRequest(g, mid, k.generation, inst), v))
+    return out
+
+
+def hold_heartbeats(k: Knowledge, versions: Versions, rng: random.Random
+                    ) -> list[tuple[m.Request, int]]:
+    """The heartbeats of a `Hold` round: every known member that is not waiting in JoinGroup (as
+    a Java consumer, which pauses its heartbeat thread while it rejoins: a member parked past its
+    session timeout must not be expired, since the join keeps it alive)."""
+    out: list[tuple[m.Request, int]] = []
+    for mid in k.ids[-4:]:
+        if mid in k.joining:
+            continue
+        inst = k.instance_of.get(mid)
+        v = _version(versions, ApiKey.Heartbeat, 0, rng, 3 if inst else 0)
+        if v is not None:
+            out.append((m.HeartbeatRequest(k.group_id, mid, k.generation, inst), v))
     return out
 
 

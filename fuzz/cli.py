@@ -35,7 +35,7 @@ from conformance.cli import run_scenarios
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
-from fuzz.judge import Finding, Tolerance
+from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
@@ -127,6 +127,9 @@ class Stats:
     last_error: str = ""
     rows: set[str] = field(default_factory=set)
     findings: int = 0
+    barriers_tried: int = 0
+    barriers_held: int = 0
+    max_loop_lag_s: float = 0.0
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -167,6 +170,7 @@ class Fuzzer:
             30.0, self.args.minutes * 6)
         self.shrink_stop = deadline + extra
         progress = asyncio.get_running_loop().create_task(self._progress())
+        lag = asyncio.get_running_loop().create_task(self._lag())
         p = self.args.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
@@ -207,6 +211,7 @@ class Fuzzer:
             for t in running.values():
                 t.cancel()
             progress.cancel()
+            lag.cancel()
             self.broker.close()
 
     async def _one(self, index: int, actions: Iterable[Action]) -> None:
@@ -221,7 +226,9 @@ class Fuzzer:
         self.covered_by[r.index] = r.covered
         self.stats.requests += r.requests
         self.stats.sequences += 1
-        self.stats.rows |= r.covered
+        self.stats.rows |= {k for k in r.covered if CONTEXT_SEP not in k}
+        self.stats.barriers_tried += r.barriers[0]
+        self.stats.barriers_held += r.barriers[1]
         if r.inconclusive:
             self.stats.inconclusive += 1
         if r.error:
@@ -295,6 +302,14 @@ class Fuzzer:
         atomic_write(path, json.dumps(doc, indent=1) + "\n")
         rec.scenario = path
 
+    async def _lag(self) -> None:
+        """How late this process's event loop wakes up (judging many groups stalls it): a stall
+        delays reading answers, so the report shows it next to any no-response finding."""
+        while True:
+            t = time.monotonic()
+            await asyncio.sleep(0.05)
+            self.stats.max_loop_lag_s = max(self.stats.max_loop_lag_s, time.monotonic() - t - 0.05)
+
     async def _progress(self) -> None:
         while True:
             await asyncio.sleep(5)
@@ -335,6 +350,8 @@ class Fuzzer:
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.args.parallel,
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
             "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
+            "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
+            "max_event_loop_lag_s": round(s.max_loop_lag_s, 3),
             "findings": s.findings, "classes": classes,
             "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
@@ -357,6 +374,8 @@ def markdown(doc: dict[str, Any]) -> str:
               f"{doc['parallel']} groups in parallel",
               f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; inconclusive groups "
               f"{doc['inconclusive_groups']}; target errors {doc['errors']}",
+              f"- read barriers held {doc['read_barriers']['held']} of {doc['read_barriers']['tried']} "
+              "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
               f"- findings {doc['findings']} in {len(doc['classes'])} classes", ""]
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",

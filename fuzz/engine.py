@@ -28,10 +28,11 @@ from model.vocabulary import ApiKey
 from wire.errors import EncodeError, WireError
 
 from fuzz.actions import (
-    Action, Everyone, Hold, Join, Knowledge, Timing, Versions, Wait, random_action, resolve,
+    Action, Hold, Join, Everyone, Knowledge, Timing, Versions, Wait, hold_heartbeats, random_action,
+    resolve,
 )
 from fuzz.client import AsyncConnection, Broker, Received, wire_request
-from fuzz.judge import Finding, GroupJudge, Inconclusive, Tolerance
+from fuzz.judge import CONTEXT_SEP, Finding, GroupJudge, Inconclusive, Tolerance, coverage_keys
 
 
 def encodable(request: m.Request, version: int, versions: Versions) -> Optional[tuple[
@@ -68,7 +69,7 @@ class Simulation:
         self.timing, self.versions = timing, versions
         self.k = Knowledge(group_id)
         self.rows: set[str] = set()
-        self.model.listeners.append(lambda t: self.rows.update(t.rows))
+        self.model.listeners.append(lambda t: self.rows.update(coverage_keys(t)))
 
     def do(self, action: Action, rng: random.Random) -> None:
         if isinstance(action, Wait):
@@ -77,26 +78,32 @@ class Simulation:
         if isinstance(action, Hold):
             step = max(1, self.timing.session_ms[0] // 3)
             for _ in range(action.duration_ms(self.timing) // step):
-                self.do(Everyone(what=2), rng)
+                for decoded, version in hold_heartbeats(self.k, self.versions, rng):
+                    self._handle(decoded)
                 self.model.advance(step)
             return
         for decoded, version in resolve(action, self.k, self.timing, self.versions, rng):
             # (no wire round trip here: `resolve` already sets the version-dependent JoinGroup
             # flags, and the simulation only steers the choice of actions)
+            self._handle(decoded)
 
-            def learn(response: m.Response, req: m.Request = decoded) -> None:
-                self.k.learn(req, response)
+    def _handle(self, decoded: m.Request) -> None:
+        def learn(response: m.Response, req: m.Request = decoded) -> None:
+            self.k.learn(req, response)
 
-            self.model.handle(decoded, learn)
-            self.model.advance(2)  # real requests take time: zero-delay timers fire between them
+        if isinstance(decoded, m.JoinGroupRequest) and decoded.member_id:
+            self.k.joining[decoded.member_id] = decoded
+        self.model.handle(decoded, learn)
+        self.model.advance(2)  # real requests take time: zero-delay timers fire between them
 
     def snapshot(self) -> tuple[object, ...]:
         k = self.k
         return (self.model.snapshot(), set(self.rows), list(k.ids), dict(k.instance_of),
-                k.generation, k.last_members, k.protocol, k.leader)
+                k.generation, k.last_members, k.protocol, k.leader, dict(k.joining))
 
     def restore(self, snap: tuple[object, ...]) -> None:
-        model, rows, ids, inst, gen, last, proto, leader = snap
+        model, rows, ids, inst, gen, last, proto, leader, joining = snap
+        self.k.joining = dict(joining)  # type: ignore[call-overload]
         self.model.restore(model)  # type: ignore[arg-type]
         self.rows = set(rows)  # type: ignore[call-overload]
         self.k.ids, self.k.instance_of = list(ids), dict(inst)  # type: ignore[call-overload]
@@ -142,9 +149,12 @@ class Generator:
                 before = set(sim.rows)
                 sim.do(a, action_rng(str(self.seed), n))
                 new = sim.rows - before
-                # rows the target has not been seen to fire count most; any new row a little
-                # (counting every new row would favour the most chaotic action each time)
-                score = 2 * len(new - covered) + (1 if new else 0)
+                # rows the target has not been seen to fire count most, then rows fired in a
+                # context not seen yet (`coverage_keys`); any new key a little (counting every
+                # new key would favour the most chaotic action each time)
+                fresh = new - covered
+                rows = sum(1 for x in fresh if CONTEXT_SEP not in x)
+                score = 3 * rows + (len(fresh) - rows) + (1 if new else 0)
                 sim.restore(snap)
                 if score > best_score:
                     best, best_score = a, score
@@ -186,6 +196,7 @@ class SequenceResult:
     events: list[Event] = field(default_factory=list)
     seconds: float = 0.0
     error: Optional[str] = None  # the target could not be driven (connection refused, ...)
+    barriers: tuple[int, int] = (0, 0)  # read barriers tried, and held (the order became known)
 
 
 class Latency:
@@ -221,6 +232,12 @@ class RunSettings:
     request_timeout_s: float = 10.0
     cleanup: bool = True
     seed: str = "0"
+    # read barriers: a request the model lets park is followed by DescribeGroups probes (the
+    # first after `barrier_first_s`, then at doubling intervals) until the judge knows it was read
+    barrier: bool = True
+    barrier_first_s: float = 0.01
+    barrier_probes: int = 4
+    read_grace_s: float = 0.2  # readers' turn before answers are judged missing (`silence`)
 
 
 class _Sequence:
@@ -235,8 +252,10 @@ class _Sequence:
         self.pools: dict[str, list[AsyncConnection]] = {}
         self.all: list[AsyncConnection] = []
         self.open: dict[int, asyncio.Future[None]] = {}
+        self.sent_ms: dict[int, int] = {}
         self.judging = True
         self.action_index = -1
+        self.barriers_tried = self.barriers_held = 0
 
     def ms(self, t: Optional[float] = None) -> int:
         return int(((time.monotonic() if t is None else t) - self.t0) * 1000)
@@ -264,13 +283,17 @@ class _Sequence:
             self.r.finding_action = self.action_index
             self.judging = False
 
-    async def request(self, request: m.Request, version: int, judged: bool = True) -> None:
+    async def request(self, request: m.Request, version: int, judged: bool = True,
+                      probe: bool = False) -> Optional[int]:
+        """Send `request` and return once the target has answered it, or, if the model lets it
+        park, once a read barrier shows the target has processed it (or the park window ends:
+        the judge then allows the next request of the group to be read first)."""
         enc = encodable(request, version, self.broker.versions)
         if enc is None:
-            return
+            return None
         if self.s.budget.left <= 0:
             self.judging = False  # the run's request budget is spent: stop here, unjudged
-            return
+            return None
         self.s.budget.left -= 1
         api, body, decoded, version = enc
         conn = await self._conn(decoded)
@@ -278,10 +301,13 @@ class _Sequence:
         self.r.requests += 1
         at = self.ms()
         if judged and self.judging:
-            self.judge.send(n, api, version, decoded, at)
+            self.judge.send(n, api, version, decoded, at, probe=probe)
         self.r.events.append(Event("send", n, at, decoded, version, action=self.action_index))
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.open[n] = fut
+        self.sent_ms[n] = at
+        if isinstance(decoded, m.JoinGroupRequest) and decoded.member_id:
+            self.k.joining[decoded.member_id] = decoded
 
         def on_answer(rec: Received) -> None:
             self.open.pop(n, None)
@@ -296,35 +322,97 @@ class _Sequence:
                 if (isinstance(decoded, m.JoinGroupRequest) and decoded.member_id == ""
                         and isinstance(rec.response, m.JoinGroupResponse) and rec.response.member_id):
                     self.pools.setdefault(rec.response.member_id, []).insert(0, conn)
+            else:
+                self.k.answered(decoded)
             if judged and self.judging:
-                self._finish(self.judge.receive(n, self.ms(rec.at), actual))
+                try:
+                    self._finish(self.judge.receive(n, self.ms(rec.at), actual))
+                except Inconclusive as e:
+                    # (raised here, in the connection's reader task, it would end that task:
+                    # the group's later answers would go unread and be judged missing)
+                    self.r.inconclusive = str(e)
+                    self.judging = False
 
         try:
             conn.send(api, version, body, on_answer)
         except WireError as exc:
             on_answer(Received(time.monotonic(), None, str(exc)))
-            return
+            return n
+        sent_at = time.monotonic()
+        window = self.s.latency.park_window_s()
+        barrier = judged and not probe and self.s.barrier and ApiKey.DescribeGroups in self.broker.versions
         try:
-            sent_at = time.monotonic()
-            await asyncio.wait_for(asyncio.shield(fut), self.s.latency.park_window_s())
+            await asyncio.wait_for(asyncio.shield(fut), self.s.barrier_first_s if barrier else window)
             self.s.latency.observe(time.monotonic() - sent_at)
-            return
+            return n
         except asyncio.TimeoutError:
             pass
-        if not judged or not self.judging or self.judge.may_be_parked(n, self.ms()):
-            return
+        if not judged or not self.judging or probe:
+            return n
+        if self.judge.may_be_parked(n, self.ms()):
+            if barrier and await self.barrier(n, fut, sent_at + window):
+                return n
+            rest = sent_at + window - time.monotonic()
+            if rest > 0 and not fut.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(fut), rest)
+                    self.s.latency.observe(time.monotonic() - sent_at)
+                    return n
+                except asyncio.TimeoutError:
+                    pass
+            if not self.judging or fut.done() or self.judge.may_be_parked(n, self.ms()):
+                return n
         tol = self.s.tolerance
         bound = (tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0
         try:
             await asyncio.wait_for(asyncio.shield(fut), bound)
+            self.s.latency.observe(time.monotonic() - sent_at)
         except asyncio.TimeoutError:
-            self._finish(self.judge.silence(self.ms()))
+            await self.silence()
+        return n
+
+    async def silence(self) -> None:
+        """Judge the answers still missing now, after giving the connections' readers a turn:
+        when this process's event loop has stalled (judging many groups), an answer that came
+        in time may still sit unread in a socket, and must not be judged missing."""
+        at = self.ms()
+        bound = self.s.tolerance.response_bound_ms
+        if any(at - self.sent_ms.get(n, at) > bound for n in self.open):
+            await asyncio.sleep(self.s.read_grace_s)  # (only an answer that old can be missing)
+        if self.judging:
+            self._finish(self.judge.silence(at))
+
+    async def barrier(self, n: int, fut: "asyncio.Future[None]", until: float) -> bool:
+        """Read barrier for request `n`, which the model lets park: DescribeGroups (read-only,
+        judged, answered at once) until its answer leaves no hypothesis in which `n` is still
+        unprocessed (the target has read it: it shows the member, its metadata or the new state)
+        or `n` is answered; False when neither happens before `until` (monotonic) or after
+        `barrier_probes` probes (the effect may be invisible to DescribeGroups)."""
+        self.barriers_tried += 1
+        for i in range(self.s.barrier_probes):
+            if fut.done() or not self.judging:
+                return fut.done()
+            await self.request(m.DescribeGroupsRequest((self.group_id,)), 99, probe=True)
+            if not self.judging:
+                return False
+            if fut.done() or self.judge.processed(n):
+                self.barriers_held += 1
+                return True
+            pause = min(until - time.monotonic(), self.s.barrier_first_s * (2 ** i))
+            if pause <= 0:
+                return False
+            try:
+                await asyncio.wait_for(asyncio.shield(fut), pause)
+                return True
+            except asyncio.TimeoutError:
+                pass
+        return False
 
     async def wait(self, ms: int) -> None:
         self.r.events.append(Event("wait", ms=ms, at_ms=self.ms(), action=self.action_index))
         await asyncio.sleep(ms / 1000.0)
         if self.judging:
-            self._finish(self.judge.silence(self.ms()))
+            await self.silence()
 
     async def drain(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -333,7 +421,7 @@ class _Sequence:
                 break  # nothing can answer what is still open: the model says it stays parked
             await asyncio.sleep(0.1)
         if self.judging:
-            self._finish(self.judge.silence(self.ms()))
+            await self.silence()
 
     async def run(self) -> None:
         versions = self.broker.versions
@@ -350,7 +438,7 @@ class _Sequence:
                 end = time.monotonic() + action.duration_ms(self.s.timing) / 1000.0
                 while self.judging and time.monotonic() < end:
                     rng = action_rng(self.s.seed, i)
-                    for request, version in resolve(Everyone(what=2), self.k, self.s.timing, versions, rng):
+                    for request, version in hold_heartbeats(self.k, versions, rng):
                         if self.judging:
                             await self.request(request, version)
                     await self.wait(step)
@@ -392,12 +480,13 @@ async def run_sequence(broker: Broker, group_id: str, index: int, actions: Itera
     except (WireError, OSError) as e:
         result.error = f"{type(e).__name__}: {e}"
     finally:
-        result.covered = seq.judge.covered_rows() if result.inconclusive is None else frozenset()
+        result.covered = seq.judge.covered_keys() if result.inconclusive is None else frozenset()
         try:
             await seq.cleanup()
         except (Inconclusive, WireError, OSError):
             pass
         result.seconds = time.monotonic() - start
+        result.barriers = (seq.barriers_tried, seq.barriers_held)
     return result
 
 

@@ -29,6 +29,17 @@ answers that late. Each hypothesis keeps the requests it has
 not processed yet, and every admissible order branches, with timers firing in between. Kafka's
 choices branch through `model.step.step_all`.
 
+Read barriers make that order known. The driver does not send a group's next request while an
+earlier one may be unread: an answer proves it was read; for a request the model lets park, it
+sends DescribeGroups probes (`send(..., probe=True)`). A probe is read-only, so it may be
+processed before any pending request (a probe read first proves nothing); an answer no hypothesis
+explains is ignored, not a finding (explicit DescribeGroups actions test DescribeGroups); an answer that only hypotheses having processed the parked request
+explain drops every other one (`processed`), and the next request is then judged strictly. This
+is sound for Kafka: GroupCoordinator adds or updates the member and moves the state under the
+group lock before it parks the JoinGroup, and handleDescribeGroup reads the summary under that
+lock. When the effect is invisible to DescribeGroups (a rejoin during PreparingRebalance: no
+metadata outside Stable), the barrier does not hold and the overtaking above still applies.
+
 Responses. A response must equal one the hypothesis produced, field by field as far as the API
 version carries the field; member ids are compared through a per-hypothesis bijection between the
 target's ids and the model's (learned at first sight, branching over equal-looking members). A
@@ -43,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Final, Optional, Union
@@ -85,6 +97,9 @@ class Tolerance:
     response_bound_ms: int = 5000
     max_hypotheses: int = 400
     max_firings: int = 4000  # timer firings explored per observation
+    # CPU time one observation may take: the driver runs every group on one event loop, and a
+    # judge that computes for seconds delays reading every other group's answers
+    max_observation_ms: int = 500
     overtake_ms: int = 1500  # a request may be processed after one sent up to this much later
     process_ms: int = 2000  # every request has been processed this long after it was sent
 
@@ -120,6 +135,7 @@ class Sent:
     version: int
     request: m.Request  # as the target decodes it (target member ids)
     at_ms: int
+    probe: bool = False  # a read barrier's DescribeGroups: read-only, may be read in any order
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,12 +172,16 @@ class GroupJudge:
         self.states_before: dict[int, tuple[str, ...]] = {}
         self.max_latency_ms = 0
         self.finding: Optional[Finding] = None
+        self._budget_end = float("inf")
 
     # ---------------------------------------------------------------- observations
 
-    def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int) -> None:
-        """Request `number` went out at `at_ms` (processed by the target at some later moment)."""
-        s = Sent(number, api, version, request, at_ms)
+    def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int,
+             probe: bool = False) -> None:
+        """Request `number` went out at `at_ms` (processed by the target at some later moment).
+        A `probe` (a read barrier's DescribeGroups, which changes nothing) may be processed before
+        any request still pending, however long before it that one was sent."""
+        s = Sent(number, api, version, request, at_ms, probe)
         self.sent[number] = s
         for h in self.hyps:
             h.pending = h.pending + (s,)
@@ -170,6 +190,7 @@ class GroupJudge:
         """The target answered request `number` at `at_ms` (`actual` a string: no usable answer)."""
         if self.finding is not None:
             return self.finding
+        self._start()
         s = self.sent[number]
         before = self.hyps
         survivors: list[Hyp] = []
@@ -197,6 +218,15 @@ class GroupJudge:
                 # answered by its own processing (not parked): how slowly this target answers
                 self.max_latency_ms = max(self.max_latency_ms, at_ms - s.at_ms)
             return None
+        if s.probe:
+            # a probe serves the order, not the verdict: an answer no hypothesis explains (a
+            # target whose DescribeGroups differs) teaches nothing; the barrier does not hold
+            for h in before:
+                h.pending = tuple(p for p in h.pending if p.number != number)
+                if number in h.produced:
+                    h.answered = h.answered | {number}
+            self.hyps = before
+            return None
         self.finding = self._finding(s, before, expected, actual, at_ms)
         return self.finding
 
@@ -205,6 +235,7 @@ class GroupJudge:
         made an answer more than `response_bound_ms` ago; none left is a no-response finding."""
         if self.finding is not None:
             return self.finding
+        self._start()
         survivors: list[Hyp] = []
         overdue: dict[int, list[tuple[Hyp, Union[m.Response, None]]]] = {}
         for h in self.hyps:
@@ -225,9 +256,15 @@ class GroupJudge:
                                      at_ms)
         return self.finding
 
+    def processed(self, number: int) -> bool:
+        """Whether every hypothesis has processed request `number` (a read barrier holds: a
+        request sent from now on is processed after it, with no overtaking to consider)."""
+        return all(p.number != number for h in self.hyps for p in h.pending)
+
     def may_be_parked(self, number: int, at_ms: int) -> bool:
         """Whether, once every request sent so far is processed, some hypothesis has not answered
         `number` (the driver may then move on without waiting for it)."""
+        self._start()
         return any(number not in b.produced
                    for h in self.hyps for b in self._settle(h, at_ms, everything=True))
 
@@ -236,14 +273,19 @@ class GroupJudge:
         return all(not h.pending and not armed_timers(h.group) and all(
             n in h.answered or v[0] is None for n, v in h.produced.items()) for h in self.hyps)
 
-    def covered_rows(self) -> frozenset[str]:
-        """Rows fired in every hypothesis still standing (what the target was seen to do)."""
+    def covered_keys(self) -> frozenset[str]:
+        """Coverage keys (rows, and rows in a context: `coverage_keys`) fired in every hypothesis
+        still standing (what the target was seen to do)."""
         if not self.hyps:
             return frozenset()
         common = self.hyps[0].fired
         for h in self.hyps[1:]:
             common = common & h.fired
         return common
+
+    def covered_rows(self) -> frozenset[str]:
+        """Rows fired in every hypothesis still standing."""
+        return frozenset(k for k in self.covered_keys() if CONTEXT_SEP not in k)
 
     # ---------------------------------------------------------------- internals
 
@@ -252,6 +294,13 @@ class GroupJudge:
         slowest answer this group has seen (a target that reads slowly answers slowly), at most
         `overtake_ms`; with a responsive target, requests are judged in the order sent."""
         return min(self.tol.overtake_ms, self.max_latency_ms)
+
+    def _start(self) -> None:
+        self._budget_end = time.monotonic() + self.tol.max_observation_ms / 1000.0
+
+    def _check_budget(self) -> None:
+        if time.monotonic() > self._budget_end:
+            raise Inconclusive(f"one observation took over {self.tol.max_observation_ms} ms to judge")
 
     def _settle(self, h: Hyp, at_ms: int, must: int = -1, everything: bool = False) -> list[Hyp]:
         """Every way the target may have processed the pending requests of `h` by `at_ms`: each
@@ -264,6 +313,7 @@ class GroupJudge:
         out: list[Hyp] = []
         stack = [h]
         while stack:
+            self._check_budget()
             x = stack.pop()
             if not any(required(p) for p in x.pending):
                 out.append(x)
@@ -272,10 +322,10 @@ class GroupJudge:
             first = x.pending[0].at_ms
             window = self.overtake_window()
             for i, p in enumerate(x.pending):
-                if i > 0 and p.at_ms - first >= window:
-                    break
+                if i > 0 and p.at_ms - first >= window and not p.probe:
+                    continue
                 rest = x.pending[:i] + x.pending[i + 1:]
-                if any(required(q) and q.at_ms <= p.at_ms - window for q in rest):
+                if not p.probe and any(required(q) and q.at_ms <= p.at_ms - window for q in rest):
                     continue
                 states = self.states_before.setdefault(p.number, ())
                 until = min(at_ms, p.at_ms + self.tol.process_ms)  # p was processed by then
@@ -310,6 +360,7 @@ class GroupJudge:
         stack = [h]
         firings = 0
         while stack:
+            self._check_budget()
             x = stack.pop()
             if x.group.state is GroupState.Empty and not x.group.offsets:
                 # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
@@ -361,7 +412,7 @@ class GroupJudge:
         y = h.copy()
         y.group = tr.after
         y.now = at
-        y.fired = h.fired | frozenset(tr.rows)
+        y.fired = h.fired | coverage_keys(tr)
         for o in tr.outputs:
             y.produced[o.request_id] = (None if isinstance(o.response, Superseded) else o.response,
                                         latest, tr.rows)
@@ -400,6 +451,24 @@ class GroupJudge:
                        tuple(sorted(rows)), tuple(shown), actual_view, at_ms,
                        shape(shown, actual_view),
                        max(sorted(votes), key=lambda r: votes[r]) if votes else "")
+
+
+# -------------------------------------------------------------------- coverage
+
+CONTEXT_SEP: Final = "#"
+
+
+def coverage_keys(tr: Transition) -> frozenset[str]:
+    """What a transition covers: its rows, and each row in the context it left the group in
+    (pending members / every member or some waiting in JoinGroup / some in SyncGroup), so that
+    the generator also steers towards a row fired at the moment a phase is about to complete or
+    while a pending member holds the join phase open, not only towards rows never fired."""
+    g = tr.after
+    flags = ("p" if g.pending else "") + (
+        ("J" if all(x.awaiting_join is not None for x in g.members) else "j")
+        if any(x.awaiting_join is not None for x in g.members) else "") + (
+        "s" if any(x.awaiting_sync is not None for x in g.members) else "")
+    return frozenset(tr.rows) | frozenset(f"{r}{CONTEXT_SEP}{flags}" for r in tr.rows)
 
 
 # -------------------------------------------------------------------- requests and responses
@@ -621,4 +690,4 @@ def shape(expected: list[dict[str, Any]], actual: Union[dict[str, Any], str]) ->
     return text
 
 
-__all__ = ["Finding", "GroupJudge", "Inconclusive", "NO_RESPONSE", "Tolerance", "match", "render"]
+__all__ = ["CONTEXT_SEP", "Finding", "GroupJudge", "coverage_keys", "Inconclusive", "NO_RESPONSE", "Tolerance", "match", "render"]

@@ -44,6 +44,7 @@ def test_correct_reference_has_no_findings(tmp_path: str) -> None:
     assert rc == 0, doc["classes"]
     assert doc["findings"] == 0 and doc["sequences"] >= 24 and doc["requests"] > 100
     assert len(doc["rows_covered"]) > 40
+    assert 0 < doc["read_barriers"]["held"] <= doc["read_barriers"]["tried"]
     assert os.path.exists(os.path.join(out, "report.md"))
 
 

@@ -8,6 +8,7 @@ from model.vocabulary import ApiKey
 
 from fuzz.actions import Timing
 from fuzz.engine import Generator, Simulation, action_rng
+from fuzz.judge import CONTEXT_SEP
 
 CFG = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
                         group_initial_rebalance_delay_ms=0)
@@ -35,7 +36,7 @@ def rows_of(seed: int, covered: frozenset[str]) -> set[str]:
         sim = Simulation("g", CFG, g.timing, VERSIONS)
         for n, a in enumerate(g.sequence(i, covered)):
             sim.do(a, action_rng(str(seed), n))
-        out |= sim.rows
+        out |= {r for r in sim.rows if CONTEXT_SEP not in r}  # rows, not rows in a context
     return out
 
 

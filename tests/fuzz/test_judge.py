@@ -183,3 +183,50 @@ def test_empty_group_without_offsets_may_be_cleaned_up() -> None:
     assert after_leave(False).receive(6, 21, empty) is None
     assert after_leave(True).receive(6, 21, empty) is None
     assert after_leave(True).receive(6, 21, dead) is not None
+
+
+def test_read_barrier_makes_the_order_known() -> None:
+    """The slow target of the test above: the heartbeat sent 250 ms after the parked join may be
+    read first, unless a read barrier (a DescribeGroups probe answered in between) showed the join
+    processed: then NONE is a finding. Negative controls: a probe that still shows the group
+    before the join proves nothing (NONE stays allowed), and REBALANCE_IN_PROGRESS after the
+    barrier is no finding."""
+    def run(probe_state: str | None, answer: Error) -> object:
+        j = GroupJudge("g", CFG)
+        one_member(j)
+        j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                          (("c-1", b"\x07"),)), 10)
+        assert j.receive(3, 410, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+        j.send(4, ApiKey.JoinGroup, 3, v3(), 420)  # parks: PreparingRebalance
+        assert not j.processed(4)
+        if probe_state is not None:
+            j.send(5, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 430, probe=True)
+            if probe_state == "PreparingRebalance":  # the join was read: both members, no metadata
+                members = tuple(m.DescribedMember(x, None, "consumer", b"", b"") for x in ("c-1", "d-1"))
+                described = m.DescribedGroup(Error.NONE, "g", probe_state, "consumer", "", members)
+            else:  # not read yet: the Stable group of one member
+                described = m.DescribedGroup(Error.NONE, "g", "Stable", "consumer", "range", (
+                    m.DescribedMember("c-1", None, "consumer", b"\x01", b"\x07"),))
+            assert j.receive(5, 431, m.DescribeGroupsResponse((described,))) is None
+            assert j.processed(4) == (probe_state == "PreparingRebalance")
+        j.send(6, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 670)
+        return j.receive(6, 671, m.HeartbeatResponse(answer))
+    assert run(None, Error.NONE) is None  # no barrier: the heartbeat may have been read first
+    assert run("Stable", Error.NONE) is None  # the probe came before the join: nothing known
+    f = run("PreparingRebalance", Error.NONE)  # barrier held: the order is known
+    assert f is not None and f.expected == ({"error": "REBALANCE_IN_PROGRESS"},)  # type: ignore[attr-defined]
+    assert run("PreparingRebalance", Error.REBALANCE_IN_PROGRESS) is None
+
+
+def test_a_probe_no_hypothesis_explains_is_ignored() -> None:
+    """A target whose DescribeGroups differs from the model's: the probe is no finding and the
+    barrier does not hold (the parked join stays unprocessed in some hypothesis)."""
+    j = GroupJudge("g", CFG)
+    one_member(j)
+    j.send(3, ApiKey.JoinGroup, 3, v3(), 20)
+    j.send(4, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 30, probe=True)
+    odd = m.DescribedGroup(Error.NONE, "g", "Rebalancing", "consumer", "", ())
+    assert j.receive(4, 31, m.DescribeGroupsResponse((odd,))) is None
+    assert not j.processed(3) and j.finding is None
+    late = j.silence(20000)  # the parked join is overdue by now, the probe never
+    assert late is not None and late.api == "JoinGroup"
