@@ -100,6 +100,19 @@ def quiescent(w: World) -> bool:
         m.awaiting_join is None and m.awaiting_sync is None for m in g.members)
 
 
+def properties_to_check(invariants: Optional[frozenset[str]], liveness: bool,
+                        skip: frozenset[str]) -> tuple[frozenset[str], bool, set[str]]:
+    """What one exploration checks: the active invariants, whether liveness runs, and the pending
+    set whose every member must have a counterexample before the run may stop early (both
+    explorers use it, so that their fast first counterexample stops at the same state)."""
+    active = (frozenset(INVARIANTS) if invariants is None else invariants) - skip
+    liveness = liveness and LIVENESS not in skip
+    pending = set(active) | ({LIVENESS} if liveness else set())
+    if invariants is None or WELL_FORMED in invariants:
+        pending.add(WELL_FORMED)
+    return active, liveness, pending - skip
+
+
 def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds, *,
             symmetry: bool = True, invariants: Optional[frozenset[str]] = None,
             liveness: bool = True, max_states: Optional[int] = None,
@@ -129,12 +142,7 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     last_print = start
 
     # The properties still checked: every named invariant asked for, minus those found.
-    active = (frozenset(INVARIANTS) if invariants is None else invariants) - skip
-    liveness = liveness and LIVENESS not in skip
-    pending = set(active) | ({LIVENESS} if liveness else set())
-    if invariants is None or WELL_FORMED in invariants:
-        pending.add(WELL_FORMED)
-    pending -= skip
+    active, liveness, pending = properties_to_check(invariants, liveness, skip)
 
     def violate(name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
         nonlocal active

@@ -23,7 +23,7 @@ from typing import Any, Optional, Protocol, TextIO
 from model.abstract import AbstractModel, Bounds, World
 from model.dsl import EFFECTS, Guard, SpecDefect, Table
 from model.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
-                           describe_group, parked_requests, render_trace)
+                           describe_group, parked_requests, properties_to_check, render_trace)
 from model.invariants import INVARIANTS, check_state, check_transition
 
 
@@ -131,16 +131,10 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
     counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C."""
     engine = make_engine(table, urgent, bounds)
-    active = (frozenset(INVARIANTS) if invariants is None else invariants) - skip
+    active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
-    liveness = liveness and LIVENESS not in skip
     paths = [p for p in PATH_PROPERTIES if invariants is None or p in invariants]
-    settle: Optional[list[str]] = None
-    if not all_counterexamples:  # the same pending set as model.explore.explore
-        pending = set(active) | ({LIVENESS} if liveness else set())
-        if invariants is None or WELL_FORMED in invariants:
-            pending.add(WELL_FORMED)
-        settle = sorted(pending - skip)
+    settle = None if all_counterexamples else sorted(pending)  # the same stop as model.explore
     raw = engine.explore(symmetry, names, liveness, max_states, first_violation_only,
                          stop_at_first_violation, progress is not None, paths, sorted(skip), settle)
     LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
