@@ -21,13 +21,13 @@ different requests whose processing moments we only bound) may fire in either or
 A member's session timer is two steps in Kafka 3.9: at its deadline the DelayedHeartbeat is
 force-completed on the heartbeat executor thread (from then on a re-arm no longer completes it),
 and only then does `onExpireHeartbeat` take the group lock and ask `hasSatisfiedHeartbeat` of the
-member *as it is at that moment*. A request holding the lock in between (the JoinGroup that
-completes the join phase, a heartbeat that re-arms) changes the answer: a member parked in
-JoinGroup at its old deadline is removed right after its join is answered (seen on Kafka 3.9.2:
-benchmarks/fuzz_results.md). So a session timer may also *commit* when due (the model's deadline
-is disarmed) and be evaluated through the table's MemberSessionExpire rows up to `stale_expiry_ms`
-(plus the slowest answer seen) later, against the group as it is then; a satisfied member then
-ignores it, as the table says. Kafka's
+member *as it is at that moment*. A request holding the lock in between changes the answer: a
+member parked in JoinGroup at its old deadline is removed right after the JoinGroup that completes
+the join phase re-arms it (seen on Kafka 3.9.2: benchmarks/fuzz_results.md), a heartbeat at the
+deadline is answered NONE and its member removed after it. So when a request re-arms a member
+whose session deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the
+request, or no later than that slowest answer after it, the old expiry may also be evaluated right
+after the request, through the table's MemberSessionExpire rows on the group as it is then. Kafka's
 periodic cleanupGroupMetadata (every `offsets.retention.check.interval.ms`, phase unknown) may
 remove an Empty group without offsets at any moment (the table's OffsetsExpire row).
 
@@ -74,7 +74,7 @@ from model import messages as m
 from model.concrete import armed_timers, settings_from
 from model.coordinator_api import CoordinatorConfig
 from model.dsl import Superseded
-from model.state import Group, Input, Settings, evolve_member
+from model.state import Group, Input, Settings
 from model.step import Transition, step_all
 from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
@@ -114,8 +114,8 @@ class Tolerance:
     max_observation_ms: int = 500
     overtake_ms: int = 1500  # a request may be processed after one sent up to this much later
     process_ms: int = 2000  # every request has been processed this long after it was sent
-    # a committed session expiry is evaluated this long (plus the slowest answer seen) after its
-    # deadline at the latest (0: evaluated at once, the model's atomic expiry)
+    # a session expiry due this long (plus the slowest answer seen) before a request that re-arms
+    # the member may be evaluated after that request (0: the model's atomic expiry only)
     stale_expiry_ms: int = 100
 
 
@@ -132,18 +132,15 @@ class Hyp:
     answered: frozenset[int]
     fired: frozenset[str]
     pending: tuple["Sent", ...] = ()  # sent, not yet processed in this hypothesis (send order)
-    # committed session expiries not yet evaluated: (model member id, committed at, evaluated by)
-    stale: tuple[tuple[str, int, int], ...] = ()
 
     def copy(self) -> "Hyp":
         return Hyp(self.group, self.now, self.skew, dict(self.to_model), dict(self.to_target),
-                   dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending,
-                   self.stale)
+                   dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending)
 
     def key(self) -> tuple[object, ...]:
         return (self.group, frozenset(self.to_model.items()),
                 frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
-                tuple(p.number for p in self.pending), self.stale)
+                tuple(p.number for p in self.pending))
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +285,7 @@ class GroupJudge:
 
     def quiescent(self, at_ms: int) -> bool:
         """No hypothesis has a request to process, an answer still to come or a timer armed."""
-        return all(not h.pending and not h.stale and not armed_timers(h.group) and all(
+        return all(not h.pending and not armed_timers(h.group) and all(
             n in h.answered or v[0] is None for n, v in h.produced.items()) for h in self.hyps)
 
     def covered_keys(self) -> frozenset[str]:
@@ -388,26 +385,15 @@ class GroupJudge:
                                    self.settings, x.now, self.mode):
                     stack.append(self._record(x, tr, x.now, x.now + self.tol.late_ms + x.skew))
             timers = armed_timers(x.group)
-            if not timers and not x.stale:
+            if not timers:
                 out.append(x)
                 continue
-            # (can fire from, must have fired by): a committed expiry is due at once, and must
-            # be evaluated by its bound
-            # (the bound of a committed expiry is not skewed: the commit is the timer's firing)
-            dues = [t[0] for t in timers] + [c for _, c, _ in x.stale]
-            if min(dues) >= can_t:
+            dmin = min(t[0] for t in timers)
+            if dmin >= can_t:
                 out.append(x)
                 continue
-            if not (min((t[0] for t in timers), default=can_t) < must_t - x.skew
-                    or any(u < must_t for _, _, u in x.stale)):
+            if not dmin < must_t - x.skew:
                 out.append(x)  # nothing more has fired yet
-            dmin = min((t[0] for t in timers), default=can_t)
-            for member, committed, until in x.stale:
-                at = max(x.now, committed)
-                firings += 1
-                if firings > self.tol.max_firings:
-                    raise Inconclusive(f"more than {self.tol.max_firings} timer firings per observation")
-                stack.extend(self._evaluate_stale(x, member, at, min(can_until, until)))
             for d, _, event, member in timers:
                 if d > min(can_t, dmin + reorder):
                     continue
@@ -420,53 +406,17 @@ class GroupJudge:
                     y = self._record(x, tr, at, d + self.tol.late_ms + x.skew)
                     y.skew = max(x.skew, can_until - at)
                     stack.append(y)
-                if event == _SESSION_EXPIRE and self.tol.stale_expiry_ms > 0 and member is not None:
-                    stack.append(self._commit_stale(x, member, at))
-        return out
-
-    def stale_window(self) -> int:
-        """How long after its commit a session expiry may be evaluated: the executor thread waits
-        for the group lock (held while a request is processed) and for a CPU."""
-        return self.tol.stale_expiry_ms + self.overtake_window()
-
-    def _commit_stale(self, x: Hyp, member: str, at: int) -> Hyp:
-        """The session timer of `member` is force-completed at `at` (the model's deadline is
-        disarmed: a re-arm arms a new one) and evaluated later (`_evaluate_stale`)."""
-        mem = x.group.member(member)
-        assert mem is not None and mem.session_deadline is not None
-        y = x.copy()
-        y.group = x.group.with_member(evolve_member(mem, session_deadline=None))
-        y.now = at
-        y.stale = x.stale + ((member, at, at + self.stale_window()),)
-        return y
-
-    def _evaluate_stale(self, x: Hyp, member: str, at: int, latest: int) -> list[Hyp]:
-        """Kafka's onExpireHeartbeat for a committed expiry, at `at` (or as late as `latest`): the table's
-        MemberSessionExpire rows on the group as it is now (the member's current session stands
-        in for the completed one); a satisfied or departed member ignores it."""
-        y = x.copy()
-        y.stale = tuple(t for t in x.stale if t[0] != member)
-        y.now = at
-        mem = x.group.member(member)
-        if mem is None:
-            return [y]
-        group = x.group if mem.session_deadline is not None else x.group.with_member(
-            evolve_member(mem, session_deadline=at))
-        out: list[Hyp] = []
-        for tr in step_all(CLASSIC_TABLE, URGENT, group, Input(_SESSION_EXPIRE, member_id=member),
-                           self.settings, at, self.mode):
-            if tr.rows and tr.rows[0].endswith("/satisfied"):
-                out.append(y)  # hasSatisfiedHeartbeat: nothing happens (the member keeps its timer)
-                continue
-            z = self._record(y, tr, at, latest + self.tol.late_ms + x.skew)
-            z.skew = max(x.skew, latest - at)
-            out.append(z)
         return out
 
     def _apply(self, h: Hyp, s: Sent) -> list[Hyp]:
         request = translate(s.request, h.to_model)
         at = max(h.now, s.at_ms)
         out = []
+        # sessions due around this request's processing (their expiry not yet evaluated here)
+        slow = self.overtake_window()
+        due = [(x.member_id, x.session_deadline) for x in h.group.members
+               if x.session_deadline is not None and self.tol.stale_expiry_ms > 0
+               and at - self.tol.stale_expiry_ms - slow <= x.session_deadline <= at + slow]
         for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
                            self.settings, at, self.mode):
             latest = max(at, s.at_ms + self.tol.process_ms)
@@ -475,6 +425,23 @@ class GroupJudge:
             if tr.reply is not None:
                 y.produced[s.number] = (tr.reply, latest, tr.rows)
             out.append(y)
+            for member, deadline in due:
+                after = y.group.member(member)
+                if after is not None and after.session_deadline not in (None, deadline):
+                    out.extend(self._late_expiry(y, member, at, latest))
+        return out
+
+    def _late_expiry(self, y: Hyp, member: str, at: int, latest: int) -> list[Hyp]:
+        """The expiry of `member`'s previous session, force-completed before the request that
+        re-armed it and evaluated after it: Kafka's onExpireHeartbeat, i.e. the table's
+        MemberSessionExpire on the group as it is now; a satisfied member ignores it (and keeps
+        the session the request armed)."""
+        out: list[Hyp] = []
+        for tr in step_all(CLASSIC_TABLE, URGENT, y.group, Input(_SESSION_EXPIRE, member_id=member),
+                           self.settings, at, self.mode):
+            if tr.rows and tr.rows[0].endswith("/satisfied"):
+                continue  # nothing happens: the hypothesis without the late expiry stands for it
+            out.append(self._record(y, tr, at, latest))
         return out
 
     def _record(self, h: Hyp, tr: Transition, at: int, latest: int) -> Hyp:

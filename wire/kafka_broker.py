@@ -211,8 +211,11 @@ class KafkaBroker:
 
     def __init__(self, version: str = "3.9", config: Optional[CoordinatorConfig] = None, *,
                  startup_timeout_s: float = 120.0, stop_timeout_s: float = 20.0,
-                 topics: Optional[dict[str, int]] = None, periodic_cleanup: bool = True) -> None:
+                 topics: Optional[dict[str, int]] = None, periodic_cleanup: bool = True,
+                 log_levels: Optional[dict[str, str]] = None) -> None:
         self.periodic_cleanup = periodic_cleanup  # False: NO_PERIODIC_CLEANUP_MS
+        # logger -> level beyond the default warn (e.g. the coordinator's INFO lines for a probe)
+        self.log_levels = dict(log_levels or {})
         self.topics = dict(DEFAULT_TOPICS if topics is None else topics)
         self.version = full_version(version)
         self.config = config if config is not None else CoordinatorConfig()
@@ -261,7 +264,8 @@ class KafkaBroker:
                                     self.periodic_cleanup).items():
                 f.write(f"{k}={v}\n")
         classpath = os.path.join(jar_dir(self.version), "*")
-        base = [self.java, *_JVM_OPTS, "-cp", classpath]
+        levels = [f"-Dorg.slf4j.simpleLogger.log.{k}={v}" for k, v in self.log_levels.items()]
+        base = [self.java, *_JVM_OPTS, *levels, "-cp", classpath]
         with open(self._log_path, "ab") as log:
             fmt = subprocess.run(
                 [*base, "kafka.tools.StorageTool", "format", f"--cluster-id={_cluster_id()}", f"--config={props}"],
@@ -364,6 +368,14 @@ class KafkaBroker:
             jv = f"java not runnable: {e}"
         return BrokerStartError(f"Kafka {self.version} did not start: {what}; java: {jv}; "
                                 f"log tail:\n{self.log_tail()}")
+
+    def log_text(self) -> str:
+        """The broker's whole log so far (empty before start)."""
+        try:
+            with open(self._log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def log_tail(self, chars: int = 4000) -> str:
         try:
