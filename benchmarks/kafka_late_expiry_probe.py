@@ -9,6 +9,11 @@ answered. A DescribeGroups 50 ms later tells which: CompletingRebalance with 2 m
 model's atomic expiry), or PreparingRebalance with B alone (the late expiry).
 
     .venv/bin/python benchmarks/kafka_late_expiry_probe.py --rounds 3 --groups 61
+    .venv/bin/python benchmarks/kafka_late_expiry_probe.py --pending --rounds 3 --groups 61
+
+`--pending`: the same race for a MEMBER_ID_REQUIRED id. X gets its id at T (pending until
+T + 600) and joins with it at T + 600 + delta: when the pending expiry is evaluated after that
+join, Kafka removes X (GroupMetadata.remove) and never answers its JoinGroup.
 
 Each round runs `--groups` groups at once, delta = -30 ... +30 ms. Prints the outcomes per delta
 and the broker's own log lines for every late expiry ("Stabilized group ... generation 3" then
@@ -99,7 +104,28 @@ async def one_group(b: Broker, g: str, delta_ms: int) -> tuple[str, str, str, in
             c.close()
 
 
-async def probe(host: str, port: int, rounds: int, groups: int) -> list[tuple[str, int, str]]:
+async def one_pending(b: Broker, g: str, delta_ms: int) -> tuple[str, str, str, int, str]:
+    c0 = await b.connect(g)
+    try:
+        f = await call(c0, join(g, ""), 9)
+        t = time.monotonic()
+        rec = await f
+        assert isinstance(rec.response, m.JoinGroupResponse)
+        x = rec.response.member_id
+        await asyncio.sleep(max(0.0, t + 0.6 + delta_ms / 1000 - time.monotonic()))
+        fj = await call(c0, join(g, x), 9)
+        try:
+            got = (await asyncio.wait_for(fj, 3.0)).response
+        except asyncio.TimeoutError:
+            return "no answer in 3 s", "", "", 0, x
+        assert isinstance(got, m.JoinGroupResponse)
+        return got.error.name, "", "", 0, x
+    finally:
+        c0.close()
+
+
+async def probe(host: str, port: int, rounds: int, groups: int,
+                pending: bool) -> list[tuple[str, int, str]]:
     b = Broker(host, port)
     await b.start()
     tally: collections.Counter[tuple[object, ...]] = collections.Counter()
@@ -108,15 +134,16 @@ async def probe(host: str, port: int, rounds: int, groups: int) -> list[tuple[st
         for k in range(rounds):
             prefix = uuid.uuid4().hex[:6]
             names = [(f"late-expiry-{prefix}-{i}", (i % 61) - 30) for i in range(groups)]
-            results = await asyncio.gather(*(one_group(b, g, d) for g, d in names),
+            run = one_pending if pending else one_group
+            results = await asyncio.gather(*(run(b, g, d) for g, d in names),
                                            return_exceptions=True)
             for (g, d), r in zip(names, results):
                 if isinstance(r, BaseException):
                     tally[("error", type(r).__name__)] += 1
                     continue
-                outcome = r[:4]
+                outcome = r[:1] if pending else r[:4]
                 tally[outcome] += 1
-                if outcome != NORMAL:
+                if outcome == (("no answer in 3 s",) if pending else LATE):
                     late.append((g, d, r[4]))
             print(f"round {k + 1}/{rounds}: " + ", ".join(f"{v} x {k2}" for k2, v in tally.items()),
                   flush=True)
@@ -129,20 +156,21 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--groups", type=int, default=61)
+    p.add_argument("--pending", action="store_true", help="the race for a MEMBER_ID_REQUIRED id")
     args = p.parse_args()
     config = parse_config([])
     levels = {"kafka.coordinator.group.GroupCoordinator": "info"}
     with KafkaBroker("3.9", config, topics={PARTITIONS[0].topic: len(PARTITIONS)},
                      log_levels=levels) as kb:
         host, _, port = kb.address().rpartition(":")
-        late = asyncio.run(probe(host, int(port), args.rounds, args.groups))
+        late = asyncio.run(probe(host, int(port), args.rounds, args.groups, args.pending))
         log = kb.log_text()
     print(f"late expiries: {len(late)} (delta ms: {sorted(d for _, d, _ in late)})")
     for g, d, a in late:
-        print(f"--- {g} (delta {d} ms; A = {a})")
+        print(f"--- {g} (delta {d} ms; {'X' if args.pending else 'A'} = {a})")
         for line in log.splitlines():
-            if re.search(rf"group {re.escape(g)}\b", line) and ("Stabilized" in line or "has failed" in line
-                                                               or "Preparing" in line):
+            if re.search(rf"group {re.escape(g)}\b", line) and any(
+                    w in line for w in ("Stabilized", "has failed", "Preparing", "has been removed", "now empty")):
                 print(f"    {line.split(' ', 1)[0]} ms  {line.split(' - ', 1)[-1][:160]}")
     return 0
 

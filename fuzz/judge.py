@@ -21,13 +21,16 @@ different requests whose processing moments we only bound) may fire in either or
 A member's session timer is two steps in Kafka 3.9: at its deadline the DelayedHeartbeat is
 force-completed on the heartbeat executor thread (from then on a re-arm no longer completes it),
 and only then does `onExpireHeartbeat` take the group lock and ask `hasSatisfiedHeartbeat` of the
-member *as it is at that moment*. A request holding the lock in between changes the answer: a
+member *as it is at that moment* (for a MEMBER_ID_REQUIRED id: remove it, even if it has just
+joined with it; the member then goes without an answer to that JoinGroup). A request holding the lock in between changes the answer: a
 member parked in JoinGroup at its old deadline is removed right after the JoinGroup that completes
 the join phase re-arms it (seen on Kafka 3.9.2: benchmarks/fuzz_results.md), a heartbeat at the
 deadline is answered NONE and its member removed after it. So when a request re-arms a member
 whose session deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the
 request, or no later than that slowest answer after it, the old expiry may also be evaluated right
-after the request, through the table's MemberSessionExpire rows on the group as it is then. Kafka's
+after the request, through the table's MemberSessionExpire rows on the group as it is then; and
+a JoinGroup with a MEMBER_ID_REQUIRED id due as near may be followed by that new member's
+removal, its JoinGroup never answered. Kafka's
 periodic cleanupGroupMetadata (every `offsets.retention.check.interval.ms`, phase unknown) may
 remove an Empty group without offsets at any moment (the table's OffsetsExpire row).
 
@@ -414,9 +417,11 @@ class GroupJudge:
         out = []
         # sessions due around this request's processing (their expiry not yet evaluated here)
         slow = self.overtake_window()
+        def near(deadline: int) -> bool:
+            return self.tol.stale_expiry_ms > 0 and at - self.tol.stale_expiry_ms - slow <= deadline <= at + slow
         due = [(x.member_id, x.session_deadline) for x in h.group.members
-               if x.session_deadline is not None and self.tol.stale_expiry_ms > 0
-               and at - self.tol.stale_expiry_ms - slow <= x.session_deadline <= at + slow]
+               if x.session_deadline is not None and near(x.session_deadline)]
+        due_pending = [p.member_id for p in h.group.pending if near(p.deadline)]
         for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
                            self.settings, at, self.mode):
             latest = max(at, s.at_ms + self.tol.process_ms)
@@ -429,19 +434,30 @@ class GroupJudge:
                 after = y.group.member(member)
                 if after is not None and after.session_deadline not in (None, deadline):
                     out.extend(self._late_expiry(y, member, at, latest))
+            for member in due_pending:
+                # a pending id that this JoinGroup made a member, the group still rebalancing:
+                # Kafka's late pending expiry is GroupMetadata.remove (GC:1519), which drops the
+                # member without answering the JoinGroup it is parked in, then the join check
+                if y.group.has_member(member) and y.group.state is GroupState.PreparingRebalance:
+                    out.extend(self._late_expiry(y, member, at, latest, unanswered=s.number))
         return out
 
-    def _late_expiry(self, y: Hyp, member: str, at: int, latest: int) -> list[Hyp]:
+    def _late_expiry(self, y: Hyp, member: str, at: int, latest: int,
+                     unanswered: Optional[int] = None) -> list[Hyp]:
         """The expiry of `member`'s previous session, force-completed before the request that
         re-armed it and evaluated after it: Kafka's onExpireHeartbeat, i.e. the table's
         MemberSessionExpire on the group as it is now; a satisfied member ignores it (and keeps
-        the session the request armed)."""
+        the session the request armed). For a late *pending* expiry the member's parked JoinGroup
+        (`unanswered`) is never answered: Kafka forgets its callback with the member."""
         out: list[Hyp] = []
         for tr in step_all(CLASSIC_TABLE, URGENT, y.group, Input(_SESSION_EXPIRE, member_id=member),
                            self.settings, at, self.mode):
             if tr.rows and tr.rows[0].endswith("/satisfied"):
                 continue  # nothing happens: the hypothesis without the late expiry stands for it
-            out.append(self._record(y, tr, at, latest))
+            z = self._record(y, tr, at, latest)
+            if unanswered is not None and unanswered not in y.produced and unanswered in z.produced:
+                z.produced[unanswered] = (None, latest, z.produced[unanswered][2])
+            out.append(z)
         return out
 
     def _record(self, h: Hyp, tr: Transition, at: int, latest: int) -> Hyp:

@@ -114,3 +114,31 @@ def test_a_member_that_stays_parked_is_never_expired() -> None:
     assert j.processed(10)
     f = j.receive(10, 700, m.JoinGroupResponse(Error.UNKNOWN_MEMBER_ID, -1, None, None, "", "A"))
     assert f is not None and f.api == "JoinGroup"
+
+
+def pending_join(j: GroupJudge, joins_at: int) -> Optional[Finding]:
+    """X gets a MEMBER_ID_REQUIRED id at 0 ms (pending for its 600 ms session) and joins with it
+    at `joins_at`; Kafka never answers that JoinGroup, and the group is Empty 100 ms later."""
+    j.send(1, ApiKey.JoinGroup, 9, join(), 0)
+    assert j.receive(1, 1, m.JoinGroupResponse(Error.MEMBER_ID_REQUIRED, -1, None, None, "", "X")) is None
+    j.send(2, ApiKey.JoinGroup, 9, join("X"), joins_at)
+    j.send(3, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), joins_at + 100)
+    f = j.receive(3, joins_at + 101, m.DescribeGroupsResponse((m.DescribedGroup(
+        Error.NONE, "g", "Empty", "consumer", ""),)))
+    return f if f is not None else j.silence(joins_at + 8000)
+
+
+def test_kafka_drops_a_join_whose_pending_id_expired_while_it_joined() -> None:
+    """Kafka 3.9.2 (benchmarks/fuzz_results.md): `Adding new member X` at 2305 ms, `Pending
+    member X ... has been removed after session timeout expiration` at 2308 ms, the group empty
+    at 2332 ms, and X's JoinGroup never answered."""
+    assert pending_join(GroupJudge("g", CFG), 603) is None
+
+
+def test_a_dropped_join_far_from_the_pending_deadline_is_a_finding() -> None:
+    # the model's atomic expiry: either X's id expired first (its join answered UNKNOWN_MEMBER_ID,
+    # the group never had a member: no protocol type) or X joined and stays until answered
+    f = pending_join(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0)), 603)
+    assert f is not None and f.api == "DescribeGroups"
+    f = pending_join(GroupJudge("g", CFG), 300)
+    assert f is not None and f.api == "DescribeGroups"
