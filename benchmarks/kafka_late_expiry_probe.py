@@ -157,10 +157,11 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--groups", type=int, default=61)
     p.add_argument("--pending", action="store_true", help="the race for a MEMBER_ID_REQUIRED id")
+    p.add_argument("--kafka", default="3.9", help="Kafka version (3.9 or 4; default 3.9)")
     args = p.parse_args()
     config = parse_config([])
     levels = {"kafka.coordinator.group.GroupCoordinator": "info"}
-    with KafkaBroker("3.9", config, topics={PARTITIONS[0].topic: len(PARTITIONS)},
+    with KafkaBroker(args.kafka, config, topics={PARTITIONS[0].topic: len(PARTITIONS)},
                      log_levels=levels) as kb:
         host, _, port = kb.address().rpartition(":")
         late = asyncio.run(probe(host, int(port), args.rounds, args.groups, args.pending))
