@@ -415,7 +415,8 @@ class GroupJudge:
         request = translate(s.request, h.to_model)
         at = max(h.now, s.at_ms)
         out = []
-        # sessions due around this request's processing (their expiry not yet evaluated here)
+        # sessions and MEMBER_ID_REQUIRED ids due around this request's processing (their
+        # expiry, if committed before it, may be evaluated after it: the late expiry)
         slow = self.overtake_window()
         def near(deadline: int) -> bool:
             return self.tol.stale_expiry_ms > 0 and at - self.tol.stale_expiry_ms - slow <= deadline <= at + slow
