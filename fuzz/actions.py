@@ -203,6 +203,11 @@ class Knowledge:
     # member id -> its JoinGroup still in flight (a Java consumer does not heartbeat meanwhile)
     joining: dict[str, m.JoinGroupRequest] = field(default_factory=dict)
 
+    def sent(self, request: m.Request) -> None:
+        """`request` went out: a JoinGroup of a known member keeps it waiting until answered."""
+        if isinstance(request, m.JoinGroupRequest) and request.member_id:
+            self.joining[request.member_id] = request
+
     def answered(self, request: m.Request) -> None:
         """`request` is over (answered or failed): its member no longer waits in JoinGroup."""
         if isinstance(request, m.JoinGroupRequest) and self.joining.get(request.member_id) is request:

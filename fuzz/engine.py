@@ -91,8 +91,7 @@ class Simulation:
         def learn(response: m.Response, req: m.Request = decoded) -> None:
             self.k.learn(req, response)
 
-        if isinstance(decoded, m.JoinGroupRequest) and decoded.member_id:
-            self.k.joining[decoded.member_id] = decoded
+        self.k.sent(decoded)
         self.model.handle(decoded, learn)
         self.model.advance(2)  # real requests take time: zero-delay timers fire between them
 
@@ -284,16 +283,16 @@ class _Sequence:
             self.judging = False
 
     async def request(self, request: m.Request, version: int, judged: bool = True,
-                      probe: bool = False) -> Optional[int]:
+                      probe: bool = False) -> None:
         """Send `request` and return once the target has answered it, or, if the model lets it
         park, once a read barrier shows the target has processed it (or the park window ends:
         the judge then allows the next request of the group to be read first)."""
         enc = encodable(request, version, self.broker.versions)
         if enc is None:
-            return None
+            return
         if self.s.budget.left <= 0:
             self.judging = False  # the run's request budget is spent: stop here, unjudged
-            return None
+            return
         self.s.budget.left -= 1
         api, body, decoded, version = enc
         conn = await self._conn(decoded)
@@ -306,8 +305,7 @@ class _Sequence:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.open[n] = fut
         self.sent_ms[n] = at
-        if isinstance(decoded, m.JoinGroupRequest) and decoded.member_id:
-            self.k.joining[decoded.member_id] = decoded
+        self.k.sent(decoded)
 
         def on_answer(rec: Received) -> None:
             self.open.pop(n, None)
@@ -337,31 +335,31 @@ class _Sequence:
             conn.send(api, version, body, on_answer)
         except WireError as exc:
             on_answer(Received(time.monotonic(), None, str(exc)))
-            return n
+            return
         sent_at = time.monotonic()
         window = self.s.latency.park_window_s()
         barrier = judged and not probe and self.s.barrier and ApiKey.DescribeGroups in self.broker.versions
         try:
             await asyncio.wait_for(asyncio.shield(fut), self.s.barrier_first_s if barrier else window)
             self.s.latency.observe(time.monotonic() - sent_at)
-            return n
+            return
         except asyncio.TimeoutError:
             pass
         if not judged or not self.judging or probe:
-            return n
+            return
         if self.judge.may_be_parked(n, self.ms()):
             if barrier and await self.barrier(n, fut, sent_at + window):
-                return n
+                return
             rest = sent_at + window - time.monotonic()
             if rest > 0 and not fut.done():
                 try:
                     await asyncio.wait_for(asyncio.shield(fut), rest)
                     self.s.latency.observe(time.monotonic() - sent_at)
-                    return n
+                    return
                 except asyncio.TimeoutError:
                     pass
             if not self.judging or fut.done() or self.judge.may_be_parked(n, self.ms()):
-                return n
+                return
         tol = self.s.tolerance
         bound = (tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0
         try:
@@ -369,7 +367,7 @@ class _Sequence:
             self.s.latency.observe(time.monotonic() - sent_at)
         except asyncio.TimeoutError:
             await self.silence()
-        return n
+        return
 
     async def silence(self) -> None:
         """Judge the answers still missing now, after giving the connections' readers a turn:

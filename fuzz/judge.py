@@ -25,7 +25,7 @@ member *as it is at that moment* (for a MEMBER_ID_REQUIRED id: remove it, even i
 joined with it; the member then goes without an answer to that JoinGroup). A request holding the lock in between changes the answer: a
 member parked in JoinGroup at its old deadline is removed right after the JoinGroup that completes
 the join phase re-arms it (seen on Kafka 3.9.2: benchmarks/fuzz_results.md), a heartbeat at the
-deadline is answered NONE and its member removed after it. So when a request re-arms a member
+deadline is answered NONE and its member removed after it (the same code path; not probed). So when a request re-arms a member
 whose session deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the
 request, or no later than that slowest answer after it, the old expiry may also be evaluated right
 after the request, through the table's MemberSessionExpire rows on the group as it is then; and
@@ -300,10 +300,6 @@ class GroupJudge:
         for h in self.hyps[1:]:
             common = common & h.fired
         return common
-
-    def covered_rows(self) -> frozenset[str]:
-        """Rows fired in every hypothesis still standing."""
-        return frozenset(k for k in self.covered_keys() if CONTEXT_SEP not in k)
 
     # ---------------------------------------------------------------- internals
 

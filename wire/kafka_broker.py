@@ -369,22 +369,19 @@ class KafkaBroker:
         return BrokerStartError(f"Kafka {self.version} did not start: {what}; java: {jv}; "
                                 f"log tail:\n{self.log_tail()}")
 
-    def log_text(self) -> str:
-        """The broker's whole log so far (empty before start)."""
+    def log_text(self, last_chars: Optional[int] = None) -> str:
+        """The broker's log so far (its last `last_chars` characters), "" before start."""
         try:
             with open(self._log_path, "rb") as f:
+                if last_chars is not None:
+                    f.seek(0, os.SEEK_END)
+                    f.seek(max(0, f.tell() - last_chars))
                 return f.read().decode("utf-8", "replace")
         except OSError:
             return ""
 
     def log_tail(self, chars: int = 4000) -> str:
-        try:
-            with open(self._log_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - chars))
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return "(no log)"
+        return self.log_text(chars) or "(no log)"
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None

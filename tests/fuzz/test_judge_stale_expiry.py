@@ -142,3 +142,29 @@ def test_a_dropped_join_far_from_the_pending_deadline_is_a_finding() -> None:
     assert f is not None and f.api == "DescribeGroups"
     f = pending_join(GroupJudge("g", CFG), 300)
     assert f is not None and f.api == "DescribeGroups"
+
+
+def heartbeat_at_deadline(j: GroupJudge, beat_at: int) -> Optional[Finding]:
+    """A's session is due at 659 ms; A heartbeats at `beat_at` and is answered NONE, yet 40 ms
+    later A is gone (the expiry committed before the heartbeat, evaluated after its re-arm)."""
+    stable_pair(j)
+    j.send(10, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "B", 2), 400)
+    assert j.receive(10, 401, m.HeartbeatResponse(Error.NONE)) is None
+    j.send(11, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "A", 2), beat_at)
+    f = j.receive(11, beat_at + 1, m.HeartbeatResponse(Error.NONE))
+    if f is not None:
+        return f
+    j.send(12, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), beat_at + 40)
+    return j.receive(12, beat_at + 41, m.DescribeGroupsResponse((m.DescribedGroup(
+        Error.NONE, "g", "PreparingRebalance", "consumer", "",
+        (m.DescribedMember("B", None, "consumer", b"", b""),)),)))
+
+
+def test_a_heartbeat_at_the_deadline_may_be_answered_and_its_member_removed_after_it() -> None:
+    """The same two steps with a heartbeat holding the lock (from Kafka's code path; the probe
+    shows the JoinGroup case)."""
+    assert heartbeat_at_deadline(GroupJudge("g", CFG), 661) is None
+    f = heartbeat_at_deadline(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0)), 661)
+    assert f is not None and f.api == "DescribeGroups"
+    f = heartbeat_at_deadline(GroupJudge("g", CFG), 450)  # long before the deadline
+    assert f is not None and f.api == "DescribeGroups"
