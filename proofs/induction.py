@@ -101,12 +101,28 @@ class _Step:
         return None if self.n_ids is None else [id_val(k, self.n_ids) for k in range(self.n_ids)]
 
 
+def _true_in(m: z3.ModelRef, f: z3.ExprRef) -> bool:
+    """f holds in m. Evaluating a set comparison over the unbounded representation can leave a
+    closed term over array literals (Map(and, Store(...)) == ...) that eval does not reduce; a
+    solver decides such a closed term."""
+    v = m.eval(f, model_completion=True)
+    if z3.is_true(v) or z3.is_false(v):
+        return bool(z3.is_true(v))
+    v = z3.simplify(v)
+    if z3.is_true(v) or z3.is_false(v):
+        return bool(z3.is_true(v))
+    decide = z3.Solver()
+    decide.set("timeout", 10000)
+    decide.add(z3.Not(v))
+    return bool(decide.check() == z3.unsat)
+
+
 def _cti(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, m: z3.ModelRef) -> Cti:
     if st.n_ids is not None:
         domain = list(range(st.n_ids))
     else:
         domain = ids_in_model(m, [st.s, st.x, st.s2]) or [0]
-    chosen = [p for p in st.paths if z3.is_true(m.eval(p.sel, model_completion=True))]
+    chosen = [p for p in st.paths if _true_in(m, p.sel)]
     rows = tuple(r.id for r in chosen[0].rows) if chosen else ()
     pre, post = read(m, st.s, domain), read(m, st.s2, domain)
     x = read(m, st.x, domain)
@@ -144,6 +160,7 @@ def _quantified(f: z3.ExprRef) -> bool:
 
 
 FINITE_CTI_IDS = 3
+FINITE_CTI_TRIES = 3
 
 
 def _finite_cti(table: Table, urgent: Sequence[tuple[str, Guard]], name: str,
@@ -166,9 +183,29 @@ def _finite_cti(table: Table, urgent: Sequence[tuple[str, Guard]], name: str,
         solver = fs.path_solver
         solver.add(*premise, p.sel, STEP_INVARIANTS[name].violated(p, fs.s.v, fs.x, p.post), *p.side,
                    *[fs.s2.v[v] == p.post[v] for v in fs.s2.v])
-    if solver.check() != z3.sat:
-        return None
-    return _cti(table, urgent, fs, solver.model())
+    # The solver's choice among CTIs follows the order the constraints were built in (Python's
+    # hash order). Some cannot replay as one step: the symbolic state keeps only the first timer
+    # of each kind, so with many timers the hidden ones are guessed, and a guess can make the
+    # model run another urgent completion. Ask first for at most one timer of each kind (nothing
+    # hidden), then for any; a CTI that does not replay is blocked and the solver asked again.
+    small = z3.And(fs.s.v["jt"] <= 1, fs.s.v["stn"] <= 1)
+    last: Optional[Cti] = None
+    for bound in (small, None):
+        solver.push()
+        if bound is not None:
+            solver.add(bound)
+        for _ in range(FINITE_CTI_TRIES):
+            if solver.check() != z3.sat:
+                break
+            m = solver.model()
+            last = _cti(table, urgent, fs, m)
+            if last.replayed:
+                solver.pop()
+                return last
+            solver.add(z3.Not(z3.And([v == m.eval(v, model_completion=True)
+                                      for v in (*fs.s.v.values(), *fs.x.v.values())])))
+        solver.pop()
+    return last
 
 
 def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", name: str,

@@ -84,6 +84,16 @@ def _join(version: int, member: str) -> Any:
     return JoinGroupRequest[version](**fields)
 
 
+def _until_member(served: ServerHandle, group_id: str, member_id: str) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        v = served.call(lambda s: s.coordinator.group_view(group_id))
+        if v is not None and v.member(member_id) is not None:
+            return
+        assert time.monotonic() < deadline, v
+        time.sleep(0.005)
+
+
 def test_api_versions_and_find_coordinator(served: ServerHandle) -> None:
     c = KpConnection(served.port, "kp-admin")
     got = c.call(ApiVersionsRequest[3](client_software_name="kafka-python", client_software_version="3.0"))
@@ -104,6 +114,7 @@ def test_two_kafka_python_members_join_sync_commit_and_leave(served: ServerHandl
     a_id = first["member_id"]
     assert a_id.startswith("kp-a-")  # <client id>-<uuid>, from the request header
     a.send(_join(5, a_id))  # parked in the initial delayed join
+    _until_member(served, "kp", a_id)  # two connections: b's join must not overtake a's
     b.send(_join(3, ""))  # v3: joins in one step; also parked
     ja, jb = a.receive(), b.receive()
     b_id = jb["member_id"]
