@@ -32,9 +32,11 @@ SAFETY_STAND_IN = {"quiescence-reachable": "aux-delayed-sync-armed-in-completing
 def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     table, invariant, _ = MUTANTS[mutant]
     invariant = SAFETY_STAND_IN.get(invariant, invariant)
-    # a generous solver timeout: this checks the verdict, and a loaded machine (CI beside fuzz
-    # runs) once took the second-delayed-join query past the default 15 s ("unknown")
-    rep = prove(table, URGENT, [invariant], timeout_ms=120000)
+    # 30 s per query: a loaded machine (CI beside fuzz runs) once took the second-delayed-join
+    # query past the default 15 s. Not more: given 120 s, that quantified query grew past 14 GB
+    # and was killed under some hash seeds (Z3's search follows the order its terms were made in);
+    # with 30 s it answers unknown at under 2 GB, and the CTI comes from the finite search.
+    rep = prove(table, URGENT, [invariant], timeout_ms=30000)
     r = next(x for x in rep.results if x.invariant == invariant)
     assert r.status == "cti"
     assert r.cti is not None and r.cti.replayed, r.cti.render() if r.cti else None
