@@ -183,8 +183,9 @@ def _finite_cti(table: Table, urgent: Sequence[tuple[str, Guard]], name: str,
         solver = fs.path_solver
         solver.add(*premise, p.sel, STEP_INVARIANTS[name].violated(p, fs.s.v, fs.x, p.post), *p.side,
                    *[fs.s2.v[v] == p.post[v] for v in fs.s2.v])
-    # The solver's choice among CTIs follows the order the constraints were built in (Python's
-    # hash order). Some cannot replay as one step: the symbolic state keeps only the first timer
+    # The solver's choice among CTIs is arbitrary (it moved with Python's hash seed, though the
+    # constraints' text did not: Z3's search follows the order its terms were created in). Some
+    # cannot replay as one step: the symbolic state keeps only the first timer
     # of each kind, so with many timers the hidden ones are guessed, and a guess can make the
     # model run another urgent completion. Ask first for at most one timer of each kind (nothing
     # hidden), then for any; a CTI that does not replay is blocked and the solver asked again.

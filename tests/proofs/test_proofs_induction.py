@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+import z3
 
 from model.mutants import MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
-from proofs.induction import prove
+from proofs.induction import _true_in, prove
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants
+from proofs.symbolic import empty_set, inter
 
 
 def test_every_encoded_invariant_is_proved_for_the_classic_table() -> None:
@@ -40,3 +42,16 @@ def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     r = next(x for x in rep.results if x.invariant == invariant)
     assert r.status == "cti"
     assert r.cti is not None and r.cti.replayed, r.cti.render() if r.cti else None
+
+
+def test_a_path_condition_over_set_literals_is_decided() -> None:
+    """m.eval leaves a set comparison over array literals unreduced; a CTI's path is still chosen."""
+    a, b = z3.Array("a", z3.IntSort(), z3.BoolSort()), z3.Array("b", z3.IntSort(), z3.BoolSort())
+    solver = z3.Solver()
+    solver.add(a == z3.Store(empty_set(), 3, True), b == z3.Store(empty_set(), 4, True))
+    assert solver.check() == z3.sat
+    m = solver.model()
+    disjoint, overlapping = inter(a, b) == empty_set(), inter(a, a) == empty_set()
+    assert not z3.is_true(m.eval(disjoint, model_completion=True))  # what _cti used to ask
+    assert _true_in(m, disjoint)
+    assert not _true_in(m, overlapping)
