@@ -367,7 +367,6 @@ class _Sequence:
             self.s.latency.observe(time.monotonic() - sent_at)
         except asyncio.TimeoutError:
             await self.silence()
-        return
 
     async def silence(self) -> None:
         """Judge the answers still missing now, after giving the connections' readers a turn:

@@ -22,17 +22,18 @@ A member's session timer is two steps in Kafka 3.9: at its deadline the DelayedH
 force-completed on the heartbeat executor thread (from then on a re-arm no longer completes it),
 and only then does `onExpireHeartbeat` take the group lock and ask `hasSatisfiedHeartbeat` of the
 member *as it is at that moment* (for a MEMBER_ID_REQUIRED id: remove it, even if it has just
-joined with it; the member then goes without an answer to that JoinGroup). A request holding the lock in between changes the answer: a
-member parked in JoinGroup at its old deadline is removed right after the JoinGroup that completes
-the join phase re-arms it (seen on Kafka 3.9.2: benchmarks/fuzz_results.md), a heartbeat at the
-deadline is answered NONE and its member removed after it (the same code path; not probed). So when a request re-arms a member
-whose session deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the
-request, or no later than that slowest answer after it, the old expiry may also be evaluated right
-after the request, through the table's MemberSessionExpire rows on the group as it is then; and
-a JoinGroup with a MEMBER_ID_REQUIRED id due as near may be followed by that new member's
-removal, its JoinGroup never answered. Kafka's
-periodic cleanupGroupMetadata (every `offsets.retention.check.interval.ms`, phase unknown) may
-remove an Empty group without offsets at any moment (the table's OffsetsExpire row).
+joined with it; the member then goes without an answer to that JoinGroup). A request holding the
+lock in between changes the answer: a member parked in JoinGroup at its old deadline is removed
+right after the JoinGroup that completes the join phase re-arms it (seen on Kafka 3.9.2:
+benchmarks/fuzz_results.md), a heartbeat at the deadline is answered NONE and its member removed
+after it (the same code path; not probed). So when a request re-arms a member whose session
+deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the request, or no
+later than that slowest answer after it, the old expiry may also be evaluated right after the
+request, through the table's MemberSessionExpire rows on the group as it is then; and a JoinGroup
+with a MEMBER_ID_REQUIRED id due as near may be followed by that new member's removal, its
+JoinGroup never answered. Kafka's periodic cleanupGroupMetadata (every
+`offsets.retention.check.interval.ms`, phase unknown) may remove an Empty group without offsets at
+any moment (the table's OffsetsExpire row).
 
 Requests. A request was processed by the target at some moment between its send and its answer,
 and within `process_ms` of its send; it may even be processed after a request of the same group

@@ -61,7 +61,7 @@ from model.state import Group, JoinTimerKind, Member
 from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import TimerEvent
 from proofs.bmc import Unrolling
-from proofs.decode import Values, describe_input, describe_values, read
+from proofs.decode import Values, describe_input, describe_values, holds_in, read
 from proofs.encode import Path, bounded_input, enabled, paths, quiescent, transition
 from proofs.symbolic import (
     EVENT,
@@ -742,7 +742,7 @@ class StepChain:
         for j, x in enumerate(self.inputs):
             if j > 0 and z3.is_true(m.eval(self.quiescent(self.states[j]), model_completion=True)):
                 break
-            chosen = [p for p in self.paths[j] if z3.is_true(m.eval(p.sel, model_completion=True))]
+            chosen = [p for p in self.paths[j] if holds_in(m, p.sel)]
             rows = ", ".join(r.id for p in chosen for r in p.rows)
             lines.append(f"{j + 1}. {describe_input(read(m, x, domain))}  [{rows}]")
             lines.append(f"   -> {describe_values(read(m, self.states[j + 1], domain))}")

@@ -24,6 +24,7 @@ from proofs.decode import (
     Values,
     describe_input,
     describe_values,
+    holds_in,
     read,
     read_set,
     replay,
@@ -175,7 +176,7 @@ class Unrolling:
         states = [read(m, self.states[i], domain) for i in range(upto + 1)]
         steps = []
         for i in range(upto):
-            chosen = [p for p in self.paths[i] if z3.is_true(m.eval(p.sel, model_completion=True))]
+            chosen = [p for p in self.paths[i] if holds_in(m, p.sel)]
             if len(chosen) != 1:
                 raise ReplayError(f"step {i}: {len(chosen)} rows selected by the solver's model")
             p = chosen[0]

@@ -87,6 +87,21 @@ def iname(k: int) -> str:
 
 # -------------------------------------------------------------------------- reading a model
 
+def holds_in(m: z3.ModelRef, f: z3.ExprRef) -> bool:
+    """f holds in m. Evaluating a set comparison over the unbounded representation can leave a
+    closed term over array literals (Map(and, Store(...)) == ...) that eval does not reduce; a
+    solver decides such a closed term."""
+    v = m.eval(f, model_completion=True)
+    if not (z3.is_true(v) or z3.is_false(v)):
+        v = z3.simplify(v)
+    if z3.is_true(v) or z3.is_false(v):
+        return bool(z3.is_true(v))
+    decide = z3.Solver()
+    decide.set("timeout", 10000)
+    decide.add(z3.Not(v))
+    return bool(decide.check() == z3.unsat)
+
+
 def _val(m: z3.ModelRef, t: z3.ExprRef, name: str = "") -> object:
     v = m.eval(t, model_completion=True)
     if z3.is_true(v):

@@ -25,6 +25,7 @@ from proofs.decode import (
     Values,
     describe_input,
     describe_values,
+    holds_in,
     ids_in_model,
     read,
     replay,
@@ -101,28 +102,12 @@ class _Step:
         return None if self.n_ids is None else [id_val(k, self.n_ids) for k in range(self.n_ids)]
 
 
-def _true_in(m: z3.ModelRef, f: z3.ExprRef) -> bool:
-    """f holds in m. Evaluating a set comparison over the unbounded representation can leave a
-    closed term over array literals (Map(and, Store(...)) == ...) that eval does not reduce; a
-    solver decides such a closed term."""
-    v = m.eval(f, model_completion=True)
-    if z3.is_true(v) or z3.is_false(v):
-        return bool(z3.is_true(v))
-    v = z3.simplify(v)
-    if z3.is_true(v) or z3.is_false(v):
-        return bool(z3.is_true(v))
-    decide = z3.Solver()
-    decide.set("timeout", 10000)
-    decide.add(z3.Not(v))
-    return bool(decide.check() == z3.unsat)
-
-
 def _cti(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, m: z3.ModelRef) -> Cti:
     if st.n_ids is not None:
         domain = list(range(st.n_ids))
     else:
         domain = ids_in_model(m, [st.s, st.x, st.s2]) or [0]
-    chosen = [p for p in st.paths if _true_in(m, p.sel)]
+    chosen = [p for p in st.paths if holds_in(m, p.sel)]
     rows = tuple(r.id for r in chosen[0].rows) if chosen else ()
     pre, post = read(m, st.s, domain), read(m, st.s2, domain)
     x = read(m, st.x, domain)

@@ -7,7 +7,8 @@ import z3
 
 from model.mutants import MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
-from proofs.induction import _true_in, prove
+from proofs.decode import holds_in
+from proofs.induction import prove
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants
 from proofs.symbolic import empty_set, inter
 
@@ -52,6 +53,6 @@ def test_a_path_condition_over_set_literals_is_decided() -> None:
     assert solver.check() == z3.sat
     m = solver.model()
     disjoint, overlapping = inter(a, b) == empty_set(), inter(a, a) == empty_set()
-    assert not z3.is_true(m.eval(disjoint, model_completion=True))  # what _cti used to ask
-    assert _true_in(m, disjoint)
-    assert not _true_in(m, overlapping)
+    assert not z3.is_true(m.eval(disjoint, model_completion=True))  # what the path choice used to ask
+    assert holds_in(m, disjoint)
+    assert not holds_in(m, overlapping)
