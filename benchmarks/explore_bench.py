@@ -10,8 +10,8 @@ import argparse
 import platform
 import time
 
-from model.abstract import Bounds
-from model.explore import explore
+from check.abstract import Bounds
+from check.explore import explore
 from model.table import CLASSIC_TABLE, URGENT
 
 FAULTS = frozenset({"session", "rebalance", "stall"})

@@ -32,9 +32,9 @@ FAULT_SETS = (SRS, SRS + ",crash", "session,rebalance,unload,lost,crash,offsets,
 
 def one(engine: str, members: int, gen: int, faults: str, liveness: bool) -> None:
     """Child process: one exploration, a JSON line on stdout."""
-    from model.abstract import Bounds
-    from model.native import explore_native
-    from model.explore import explore
+    from check.abstract import Bounds
+    from check.native import explore_native
+    from check.explore import explore
     from model.table import CLASSIC_TABLE, URGENT
     b = Bounds(dynamic=members, max_generation=gen, faults=frozenset(faults.split(",")))
     run = explore_native if engine == "native" else explore
@@ -116,9 +116,9 @@ def plan(engine: str, timeout: float) -> str:
 
 def plan_cpu() -> None:
     """The nine runs of PYTHON_PLAN with each engine in this process: CPU and wall seconds."""
-    from model.explore import explore
-    from model.native import explore_native
-    from model.plan import PYTHON_PLAN
+    from check.explore import explore
+    from check.native import explore_native
+    from check.plan import PYTHON_PLAN
     from model.table import CLASSIC_TABLE, URGENT
     print("| engine | states | CPU seconds | wall seconds |\n|---|---|---|---|")
     for name, run in (("native", explore_native), ("python", explore)):

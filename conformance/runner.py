@@ -40,11 +40,11 @@ from model.messages import (
 )
 from model.vocabulary import GroupState
 
+from model.visible import Actual, actuals_of
+
 from conformance.expect import (
     DESCRIBE_MAPPABLE_GROUP_KEYS,
-    Actual,
     Mismatch,
-    actuals_of,
     actuals_of_view,
     evaluate,
     group_actuals_from_describe,

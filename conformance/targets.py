@@ -111,11 +111,11 @@ PROFILES = ("kafka-3.9", "kafka-4")  # --profile for --target model (kafka-3.9 =
 
 
 def profile_model_factory(profile: str) -> TargetFactory:
-    """The model running the table of a version profile (model/profile_kafka4.py)."""
+    """The model running the table of a version profile (check/profile_kafka4.py)."""
     if profile not in PROFILES:
         raise TargetError(f"unknown profile {profile!r}: expected one of {', '.join(PROFILES)}")
     from model.concrete import ModelCoordinator
-    from model.profile_kafka4 import kafka4_table
+    from check.profile_kafka4 import kafka4_table
     from model.table import CLASSIC_TABLE
 
     table = CLASSIC_TABLE if profile == "kafka-3.9" else kafka4_table()

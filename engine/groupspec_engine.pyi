@@ -6,7 +6,7 @@ RowData = tuple[str, list[str], str, list[tuple[str, bool]], str, str, Optional[
                 bool]
 
 class Engine:
-    """The explorer for one table and one set of bounds (model/native.py make_engine)."""
+    """The explorer for one table and one set of bounds (check/native.py make_engine)."""
 
     def __init__(self, rows: list[RowData], urgent: list[tuple[str, list[tuple[str, bool]]]],
                  effect_fields: list[tuple[str, list[str]]], bounds: dict[str, object]) -> None: ...

@@ -1,6 +1,6 @@
 """groupspec's command line.
 
 `groupspec.cli` parses arguments and hands each subcommand to the package that owns it:
-`check` -> model.explore (and proofs), `prove` -> proofs, `scenario run` -> conformance,
+`check` -> check.explore (and proofs), `prove` -> proofs, `scenario run` -> conformance,
 `traces generate` / `replay` -> traces, `soak` -> conformance's lockstep comparison.
 """

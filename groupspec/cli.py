@@ -9,12 +9,12 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from model.abstract import FAULTS, Bounds
+from check.abstract import FAULTS, Bounds
 from model.dsl import Guard, Table
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
-from model.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report, explore
+from check.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report, explore
 from model.invariants import INVARIANTS
-from model.plan import DEFAULT_PLAN, PLAN_MAX_STATES, PYTHON_PLAN
+from check.plan import DEFAULT_PLAN, PLAN_MAX_STATES, PYTHON_PLAN
 from model.atomic import check_writable, write_text_atomic
 
 
@@ -92,7 +92,7 @@ def cmd_check(argv: Sequence[str]) -> int:
                    help=f"stop each exploration after N states (the default plan: {PLAN_MAX_STATES:,} per "
                         f"run); a run cut short exits 3, never 0")
     p.add_argument("--table", default=None, metavar="MODULE:NAME",
-                   help="check another table, e.g. model.mutants:SECOND_DELAYED_JOIN")
+                   help="check another table, e.g. check.mutants:SECOND_DELAYED_JOIN")
     p.add_argument("--profile", choices=("kafka-3.9", "kafka-4"), default=None,
                    help="check a version profile's table (default kafka-3.9 = the classic table)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
@@ -148,7 +148,7 @@ def cmd_check(argv: Sequence[str]) -> int:
     if a.profile == "kafka-4":
         if a.table is not None:
             raise UsageError("--profile and --table are exclusive")
-        from model.profile_kafka4 import kafka4_table
+        from check.profile_kafka4 import kafka4_table
         table = kafka4_table()
     if a.refines is not None:
         from groupspec.diff_cli import resolve_side
@@ -156,7 +156,7 @@ def cmd_check(argv: Sequence[str]) -> int:
     bounds = Bounds(dynamic=a.members, static=a.static, max_generation=a.max_generation,
                     faults=parse_faults(a.faults), mode=a.mode,
                     require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
-    from model.native import NativeEngineUnavailable, choose_engine, run_explorer
+    from check.native import NativeEngineUnavailable, choose_engine, run_explorer
     try:
         a.engine = choose_engine(a.engine, names)
     except NativeEngineUnavailable as e:
@@ -172,7 +172,7 @@ def cmd_check(argv: Sequence[str]) -> int:
     reports = []
     checked = checked_properties(names, liveness)
     found: set[str] = set()
-    from model.native import NativeEngineUnavailable, run_explorer
+    from check.native import NativeEngineUnavailable, run_explorer
     for label, b in plan:
         print(f"\n== {label}: {b.describe()}", flush=True)
         if (a.stop_at_first_violation and found) or (not a.all_counterexamples and checked <= found):

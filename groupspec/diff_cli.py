@@ -15,8 +15,8 @@ import tempfile
 from typing import Any, Optional, Sequence
 
 from conformance.diff import DiffReport, Side, describe_obs, explore_diff, render_report
-from model.abstract import FAULTS, Bounds
-from model.profiles import PROFILES, UnknownProfile, profile_table
+from check.abstract import FAULTS, Bounds
+from check.profiles import PROFILES, UnknownProfile, profile_table
 from model.table import URGENT
 
 from groupspec.cli import UsageError, load_table, parse_faults
@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def resolve_side(spec: str, option: str) -> Side:
-    """A profile name (kafka-3.9), package.module:NAME, or a mutant (model.mutants:no-delayed-sync)."""
+    """A profile name (kafka-3.9), package.module:NAME, or a mutant (check.mutants:no-delayed-sync)."""
     if spec in PROFILES:
         try:
             return Side(spec, profile_table(spec), URGENT)
@@ -162,7 +162,7 @@ def diff_main(argv: Sequence[str]) -> int:
                 description="Client-visible differences between two transition tables.")
     p.add_argument("--table", required=True, metavar="TABLE",
                    help="a profile (" + ", ".join(sorted(PROFILES)) + "), package.module:NAME, "
-                        "or a mutant such as model.mutants:no-delayed-sync")
+                        "or a mutant such as check.mutants:no-delayed-sync")
     p.add_argument("--against", required=True, metavar="TABLE", help="the table to compare with")
     add_bound_options(p)
     p.add_argument("--max-differences", type=int, default=3,

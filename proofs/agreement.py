@@ -1,6 +1,6 @@
 """The solver and the explorer reach the same states (issue 3, item 5), at bounds both handle.
 
-Both engines read the same table. The explorer (model.abstract, open mode) steps concrete
+Both engines read the same table. The explorer (check.abstract, open mode) steps concrete
 groups; the encoding (proofs.encode, finite representation) steps symbolic ones. Each explorer
 group is projected onto the symbolic variables (`group_values`, the inverse of
 decode.to_group) and compared as a *key*: the values the table can read, with the ones it cannot
@@ -25,8 +25,8 @@ only from states within it). The explorer has `dynamic` dynamic clients and `ins
 ones; its open mode sends any request at any time, as the solver's environment does, but with
 fewer field values. Where it cannot send what the solver can, the solver's input is restricted
 explicitly: `RESTRICTIONS`, each named and justified (see docs/proofs.md). The explorer's states
-come from model.abstract's own successor function (`explore_states`), explored breadth-first
-without the invariant and liveness checks of model.explore.
+come from check.abstract's own successor function (`explore_states`), explored breadth-first
+without the invariant and liveness checks of check.explore.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Callable, Final, Iterable, Optional, Sequence, TextIO
 
 import z3
 
-from model.abstract import (
+from check.abstract import (
     FAULTS,
     REBALANCE_MS,
     AbstractModel,
@@ -459,9 +459,9 @@ class ExplorationTooLarge(Exception):
 def explore_states(table: Table, urgent: Sequence[tuple[str, Guard]], b: AgreementBounds,
                    project: Projection = group_values,
                    max_worlds: Optional[int] = 1_000_000) -> ExplorerStates:
-    """Breadth-first over model.abstract's open-mode successors (AbstractModel.actions, variants
+    """Breadth-first over check.abstract's open-mode successors (AbstractModel.actions, variants
     and apply, as AbstractModel.successors combines them), cutting what the
-    solver's id domain cannot hold; a world beyond model.abstract's bounds is kept, not expanded."""
+    solver's id domain cannot hold; a world beyond check.abstract's bounds is kept, not expanded."""
     start = time.perf_counter()
     bounds = b.explorer_bounds()
     model = AbstractModel(table, tuple(urgent), bounds)
@@ -473,7 +473,7 @@ def explore_states(table: Table, urgent: Sequence[tuple[str, Guard]], b: Agreeme
     ik = state_key(iv, b.ids, b.instances)
     out = ExplorerStates(ik, {ik}, set(), {ik: iv}, groups={ik: init.group})
     # Worlds are deduplicated by their group itself (open-mode clients never change), so this
-    # check does not depend on model.abstract.world_key, whose member key once merged members
+    # check does not depend on check.abstract.world_key, whose member key once merged members
     # with different protocol lists (finding F3, docs/proofs.md).
     seen: dict[Group, Optional[Key]] = {init.group: ik}
     queue: list[tuple[World, Key]] = [(init, ik)]

@@ -65,7 +65,7 @@ def load_table(spec: Optional[str]) -> Table:
         return CLASSIC_TABLE
     module, sep, name = spec.partition(":")
     if not sep or not module or not name:
-        raise UsageError(f"--table {spec!r}: expected module:NAME, e.g. model.mutants:NO_GENERATION_BUMP")
+        raise UsageError(f"--table {spec!r}: expected module:NAME, e.g. check.mutants:NO_GENERATION_BUMP")
     try:
         mod = importlib.import_module(module)
     except ImportError as e:

@@ -163,7 +163,7 @@ MEMBER_TIMERS = (TimerEvent.MemberSessionExpire.value, TimerEvent.PendingMemberE
 def enabled(events: Sequence[str], urgent: Sequence[tuple[str, Guard]], g: Terms, x: Sym) -> z3.BoolRef:
     """Which input may come next: an urgent completion while one is possible (the first in
     URGENT order, as run_urgent), otherwise any request, or a timer while it is armed, a
-    partition change or offset expiry as model/abstract.py schedules them (all faults on)."""
+    partition change or offset expiry as check/abstract.py schedules them (all faults on)."""
     ug = urgent_guards(urgent, g, x)
     urgent_names = {ev for ev, _ in urgent}
     forced: z3.BoolRef = z3.BoolVal(False)

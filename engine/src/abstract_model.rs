@@ -1,6 +1,6 @@
-//! model/abstract.py natively: the bounded world of one group and its clients, the enabled
+//! check/abstract.py natively: the bounded world of one group and its clients, the enabled
 //! actions (closed and open mode, faults, admin requests, timers), their successors through the
-//! table, and the canonical keys with member symmetry. The successor order is model/abstract.py's
+//! table, and the canonical keys with member symmetry. The successor order is check/abstract.py's
 //! order, so a successor's position identifies it on both sides (counterexamples are replayed in
 //! Python by position).
 

@@ -1,4 +1,4 @@
-//! model/explore.py natively: breadth-first exploration with canonical keys, invariants on every
+//! check/explore.py natively: breadth-first exploration with canonical keys, invariants on every
 //! state and transition, row coverage, and the liveness property `quiescence-reachable` on the
 //! explored graph. States are stored packed: a hash table of state indices over an arena of
 //! canonical keys, BFS parent links and successor positions; full world encodings only while a

@@ -1,7 +1,7 @@
 //! groupspec's native explorer. The transition table is handed over from Python as plain data at
 //! run time; this crate implements the table's atoms, effects, reply forms and invariants (under
-//! their Python names), the abstract model of model/abstract.py and the explorer of
-//! model/explore.py. The Python binding (feature `python`) is a thin layer: plain data in,
+//! their Python names), the abstract model of check/abstract.py and the explorer of
+//! check/explore.py. The Python binding (feature `python`) is a thin layer: plain data in,
 //! plain data out.
 
 #![forbid(unsafe_code)]

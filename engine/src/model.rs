@@ -1,7 +1,7 @@
-//! The records of model/state.py, model/messages.py and model/abstract.py, natively.
+//! The records of model/state.py, model/messages.py and check/abstract.py, natively.
 //!
 //! Identifiers are small codes: a member id `c<i>#k` / `s<j>#k` is `client << 4 | k` (client index
-//! as in model/abstract.py: dynamic clients first, then static ones), `NOID` is "" (or None where
+//! as in check/abstract.py: dynamic clients first, then static ones), `NOID` is "" (or None where
 //! Python has an Optional). Strings only appear when a record is rendered (`repr`), which writes
 //! exactly what Python's dataclass `repr` writes, so the differential test compares text.
 
@@ -241,7 +241,7 @@ pub const PN_NONE: u8 = 0;
 pub const PN_RANGE: u8 = 1;
 pub const PN_ROUNDROBIN: u8 = 2;
 
-/// model/abstract.py PROTOCOLS: (name, metadata byte) lists.
+/// check/abstract.py PROTOCOLS: (name, metadata byte) lists.
 pub fn protocol_list(v: u8) -> &'static [(u8, u8)] {
     match v {
         0 => &[(PN_RANGE, 0)],
@@ -577,7 +577,7 @@ pub struct Output {
     pub member: Mid,
 }
 
-/// model/abstract.py Client.
+/// check/abstract.py Client.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Client {
     pub phase: Phase,
@@ -636,7 +636,7 @@ pub struct World {
 
 // ------------------------------------------------------------------ names and repr
 
-/// Renders ids the way model/abstract.py names clients.
+/// Renders ids the way check/abstract.py names clients.
 #[derive(Clone, Copy, Debug)]
 pub struct Names {
     pub dynamic: u8,

@@ -1,7 +1,7 @@
 //! The client's contract (model/invariants.py, "the client's contract"), natively: transition
 //! properties over the request, every response made in the step and the group before and after.
 //! Each function is the Python property of the same name; the sentence describing a violation is
-//! made by the Python property when the counterexample is replayed (model/native.py _confirm).
+//! made by the Python property when the counterexample is replayed (check/native.py _confirm).
 
 use crate::model::*;
 use crate::step::{instance_id_of, member_id_of, RowSpec, Transition};

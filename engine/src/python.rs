@@ -31,7 +31,7 @@ fn rss_bytes() -> usize {
 impl Engine {
     /// rows: (id, states, event, guard literals, reply form, error name, next state, effects,
     /// new incarnation); urgent: (event, guard literals); effect_fields: (effect, fields it
-    /// modifies); bounds: the fields of model.abstract.Bounds.
+    /// modifies); bounds: the fields of check.abstract.Bounds.
     #[new]
     fn new(
         rows: Vec<RowTuple>,
@@ -195,12 +195,12 @@ impl Engine {
         Ok(PyBytes::new(py, &enc))
     }
 
-    /// The world's repr as Python writes `model.abstract.World`.
+    /// The world's repr as Python writes `check.abstract.World`.
     fn world_repr(&self, world: &[u8]) -> String {
         self.model.names.world_repr(&decode_world(world, self.model.n as usize))
     }
 
-    /// The successors of a packed world, in model/abstract.py's order: for each, (packed world,
+    /// The successors of a packed world, in check/abstract.py's order: for each, (packed world,
     /// fault, rows fired or None, reply repr or None, output reprs, group repr, client reprs).
     /// A table defect raises ValueError with SpecDefect's message.
     #[allow(clippy::type_complexity)]

@@ -14,10 +14,10 @@ import pytest
 from conformance.diff import DiffReport, Side, explore_diff, run_document
 from conformance.runner import Outcome
 from groupspec.cli import main
-from model.abstract import Bounds
+from check.abstract import Bounds
 from model.dsl import Table
-from model.mutants import MUTANTS
-from model.profiles import PROFILES, profile_table, register
+from check.mutants import MUTANTS
+from check.profiles import PROFILES, profile_table, register
 from model.table import CLASSIC_TABLE, URGENT
 
 F = frozenset
@@ -111,8 +111,8 @@ def test_refinement_is_one_sided() -> None:
 
 def test_profiles_register_in_one_line() -> None:
     assert profile_table("kafka-3.9") is CLASSIC_TABLE
-    from model.mutants import NO_DELAYED_SYNC
-    register("test-no-delayed-sync", "model.mutants:NO_DELAYED_SYNC", "a mutant, for this test")
+    from check.mutants import NO_DELAYED_SYNC
+    register("test-no-delayed-sync", "check.mutants:NO_DELAYED_SYNC", "a mutant, for this test")
     try:
         assert profile_table("test-no-delayed-sync") is NO_DELAYED_SYNC
         with pytest.raises(ValueError):
@@ -126,7 +126,7 @@ def test_profiles_register_in_one_line() -> None:
 
 def test_diff_cli_writes_verified_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "diff.json"
-    status = main(["diff", "--table", "model.mutants:no-delayed-sync", "--against", "kafka-3.9",
+    status = main(["diff", "--table", "check.mutants:no-delayed-sync", "--against", "kafka-3.9",
                    "--members", "1", "--faults", "session,rebalance", "--quiet",
                    "--out", str(tmp_path), "--json", str(report)])
     assert status == 1
@@ -151,7 +151,7 @@ def test_diff_cli_no_difference_exits_0_and_a_cut_short_search_exits_3() -> None
 
 @pytest.mark.parametrize("argv,needle", [
     (["diff", "--table", "nope", "--against", "kafka-3.9"], "neither a profile"),
-    (["diff", "--table", "kafka-3.9", "--against", "model.mutants:nope"], "--against"),
+    (["diff", "--table", "kafka-3.9", "--against", "check.mutants:nope"], "--against"),
     (["diff", "--table", "kafka-3.9"], "--against"),
     (["diff", "--table", "kafka-3.9", "--against", "kafka-3.9", "--members", "9"], "more than 4"),
     (["diff", "--table", "kafka-3.9", "--against", "kafka-3.9", "--out", "/no/such/dir"], "does not exist"),
@@ -165,7 +165,7 @@ def test_diff_bad_input_exits_2(argv: list[str], needle: str, capsys: pytest.Cap
 def test_check_refines_fails_on_a_mutant_and_passes_on_kafka(capsys: pytest.CaptureFixture[str]) -> None:
     bounds = ["--members", "1", "--max-generation", "1", "--faults", "session,rebalance",
               "--quiet", "--no-liveness", "--invariant", "dead-is-absorbing"]
-    assert main(["check", "--table", "model.mutants:no-generation-bump",
+    assert main(["check", "--table", "check.mutants:no-generation-bump",
                  "--refines", "kafka-3.9", *bounds]) == 1
     assert "would not" in capsys.readouterr().out
     assert main(["check", "--refines", "kafka-3.9", *bounds]) == 0

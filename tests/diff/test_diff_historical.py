@@ -1,4 +1,4 @@
-"""The historical bugs no property can kill (model/historical.py, `killed_by` None) are caught by
+"""The historical bugs no property can kill (check/historical.py, `killed_by` None) are caught by
 `groupspec diff` against Kafka's table: at each bug's pinned `diff_bounds` the diff finds a
 client-visible difference and renders it as a scenario that passes on one table and fails on the
 other, and the difference is the one the bug's `diff_expected` describes. Negative controls: Kafka's
@@ -14,7 +14,7 @@ import pytest
 
 from conformance.diff import DiffReport, Difference, Side, explore_diff, run_document
 from conformance.runner import Outcome
-from model.historical import HISTORICAL
+from check.historical import HISTORICAL
 from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import Error
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from groupspec.cli import main
-from model.abstract import Bounds
-from model.explore import LIVENESS, WELL_FORMED, explore
+from check.abstract import Bounds
+from check.explore import LIVENESS, WELL_FORMED, explore
 from model.invariants import INVARIANTS
-from model.mutants import MUTANTS
+from check.mutants import MUTANTS
 from model.table import URGENT
 
 SMALL = ["--members", "2", "--max-generation", "1", "--faults", "session,rebalance", "--quiet"]
@@ -44,7 +44,7 @@ def no_temp_files(d: Path) -> bool:
 
 def test_check_junit_of_a_mutant_has_a_failure_with_the_counterexample(tmp_path: Path) -> None:
     out = tmp_path / "check.xml"
-    assert main(["check", "--table", "model.mutants:no-generation-bump", *SMALL,
+    assert main(["check", "--table", "check.mutants:no-generation-bump", *SMALL,
                  "--junit", str(out)]) == 1
     tcs = cases(out)
     assert set(tcs) == set(INVARIANTS) | {LIVENESS, WELL_FORMED}
@@ -72,7 +72,7 @@ def test_check_junit_of_kafkas_table_passes_and_a_cut_short_run_never_passes(tmp
 
 def test_check_junit_includes_the_refinement(tmp_path: Path) -> None:
     out = tmp_path / "r.xml"
-    assert main(["check", "--table", "model.mutants:no-generation-bump", *SMALL, "--no-liveness",
+    assert main(["check", "--table", "check.mutants:no-generation-bump", *SMALL, "--no-liveness",
                  "--invariant", "dead-is-absorbing", "--refines", "kafka-3.9",
                  "--junit", str(out)]) == 1
     tcs = cases(out)
@@ -83,7 +83,7 @@ def test_check_junit_includes_the_refinement(tmp_path: Path) -> None:
 
 def test_prove_junit_of_a_mutant_has_a_failure_with_the_counterexample(tmp_path: Path) -> None:
     out = tmp_path / "prove.xml"
-    assert main(["prove", "--table", "model.mutants:HEARTBEAT_EMPTY_ACCEPTED", "--invariant",
+    assert main(["prove", "--table", "check.mutants:HEARTBEAT_EMPTY_ACCEPTED", "--invariant",
                  "only-members-served", "--depth", "1", "--ids", "1", "--junit", str(out)]) == 1
     tcs = cases(out)
     assert set(tcs) == {"well-formedness", "only-members-served"}
@@ -118,19 +118,19 @@ def test_a_property_with_a_counterexample_stops_the_run_when_nothing_else_is_che
 
 
 def test_a_plan_stops_checking_a_property_once_a_run_found_it(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["check", "--table", "model.mutants:no-generation-bump", "--invariant",
+    argv = ["check", "--table", "check.mutants:no-generation-bump", "--invariant",
             "generation-monotonic", "--no-liveness", "--quiet"]
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert out.count("VIOLATION generation-monotonic") == 1
-    from model.plan import DEFAULT_PLAN  # generation-monotonic is native: the native plan runs
+    from check.plan import DEFAULT_PLAN  # generation-monotonic is native: the native plan runs
     assert out.count("skipped: not run: every checked property already has a counterexample") == \
         len(DEFAULT_PLAN) - 1
     assert "PARTIAL" in out  # coverage of a plan cut short is a lower bound and says so
     # asked for all: the run explores everything within its bounds (both engines stop inside a
     # run at its first counterexample when not asked for all)
     for engine in ("native", "python"):
-        small = ["check", "--engine", engine, "--table", "model.mutants:no-generation-bump",
+        small = ["check", "--engine", engine, "--table", "check.mutants:no-generation-bump",
                  "--invariant", "generation-monotonic", "--no-liveness", *SMALL]
         assert main(small) == 1
         assert "cut short: every checked property has a counterexample" in capsys.readouterr().out
@@ -144,7 +144,7 @@ def test_the_default_plan_has_a_state_budget_per_run_and_a_cut_run_never_passes(
     """A table whose state space outgrows the plan's bounds is cut short at PLAN_MAX_STATES per run
     (exit 3 without a counterexample); --max-states sets another budget; Kafka's table fits."""
     import groupspec.cli
-    from model.plan import DEFAULT_PLAN, PLAN_MAX_STATES
+    from check.plan import DEFAULT_PLAN, PLAN_MAX_STATES
     assert PLAN_MAX_STATES > 2 * 723_779  # the largest run on Kafka's table
     monkeypatch.setattr(groupspec.cli, "PLAN_MAX_STATES", 5000)
     assert main(["check", "--quiet"]) == 3
@@ -160,8 +160,8 @@ def test_the_default_plan_has_a_state_budget_per_run_and_a_cut_run_never_passes(
 def test_stop_at_first_violation_skips_the_plans_later_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The README's negative control: the first run stops at its counterexample, the rest of the
     plan is not run (it says so), exit 1."""
-    from model.plan import DEFAULT_PLAN
-    argv = ["check", "--table", "model.mutants:no-generation-bump", "--stop-at-first-violation", "--quiet"]
+    from check.plan import DEFAULT_PLAN
+    argv = ["check", "--table", "check.mutants:no-generation-bump", "--stop-at-first-violation", "--quiet"]
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert out.count("VIOLATION ") == 1

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from conformance.diff import Side, explore_diff, run_document
 from conformance.runner import Outcome
-from model.abstract import Bounds
-from model.profile_kafka4 import KAFKA4_OVERRIDES
-from model.profiles import profile_table
+from check.abstract import Bounds
+from check.profile_kafka4 import KAFKA4_OVERRIDES
+from check.profiles import profile_table
 from model.table import URGENT
 
 F = frozenset

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from model.abstract import AbstractModel, Bounds, Client, Successor, World
+from check.abstract import AbstractModel, Bounds, Client, Successor, World
 from model.dsl import Guard, SpecDefect, Table
-from model.native import _Engine
+from check.native import _Engine
 
 
 def python_view(s: Successor) -> tuple[bool, Optional[list[str]], Optional[str], list[str], str,
@@ -49,5 +49,5 @@ def clients_repr(clients: tuple[Client, ...]) -> list[str]:
 
 def make(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> tuple[
         AbstractModel, _Engine]:
-    from model.native import make_engine
+    from check.native import make_engine
     return AbstractModel(table, urgent, bounds), make_engine(table, urgent, bounds)

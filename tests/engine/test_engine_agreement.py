@@ -2,19 +2,19 @@
 row counts and verdicts on the default plan; the same violations with the same rendered
 counterexamples on every mutant table and every historical bug; the same fast first
 counterexample. Every named property (state, transition and path) is checked by both: the engine
-implements them all (tests/engine/test_engine_completeness.py). Python (model/explore.py) is the
+implements them all (tests/engine/test_engine_completeness.py). Python (check/explore.py) is the
 reference."""
 
 from __future__ import annotations
 
 import pytest
 
-from model.abstract import Bounds
-from model.explore import PATH_PROPERTIES, Report, explore
-from model.historical import HISTORICAL
-from model.mutants import MUTANT_BOUNDS, MUTANTS
-from model.native import choose_engine, explore_native
-from model.plan import AGREEMENT_PLAN
+from check.abstract import Bounds
+from check.explore import PATH_PROPERTIES, Report, explore
+from check.historical import HISTORICAL
+from check.mutants import MUTANT_BOUNDS, MUTANTS
+from check.native import choose_engine, explore_native
+from check.plan import AGREEMENT_PLAN
 from model.table import CLASSIC_TABLE, URGENT
 
 
@@ -103,7 +103,7 @@ def test_the_whole_default_plan_covers_every_row_or_says_why_natively() -> None:
     """The default `groupspec check` plan (with the bounds only the native engine finishes):
     no violation, every row fires somewhere or is marked unreachable, and no row marked
     unreachable fires."""
-    from model.plan import DEFAULT_PLAN
+    from check.plan import DEFAULT_PLAN
     fired: set[str] = set()
     for _, bounds in DEFAULT_PLAN:
         r = explore_native(CLASSIC_TABLE, URGENT, bounds, progress=None)

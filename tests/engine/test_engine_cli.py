@@ -16,8 +16,8 @@ from groupspec.cli import main
 
 def test_json_report_names_the_engine(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    from model.explore import LIVENESS
-    from model.native import implemented
+    from check.explore import LIVENESS
+    from check.native import implemented
     only = [x for n in sorted(set(implemented()["invariants"]) | {LIVENESS}) for x in ("--invariant", n)]
     assert main(["check", "--engine", "native", "--members", "2", "--faults", "session,rebalance",
                  "--quiet", "--json", str(out), *only]) == 0
@@ -29,7 +29,7 @@ def test_json_report_names_the_engine(tmp_path: Path) -> None:
 
 def test_a_native_mutant_run_finds_its_violation(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    status = main(["check", "--engine", "native", "--table", "model.mutants:SECOND_DELAYED_JOIN",
+    status = main(["check", "--engine", "native", "--table", "check.mutants:SECOND_DELAYED_JOIN",
                    "--members", "2", "--stop-at-first-violation", "--quiet",
                    "--json", str(out)])
     assert status == 1

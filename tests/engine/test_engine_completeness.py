@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from model.abstract import FAULTS, Bounds
+from check.abstract import FAULTS, Bounds
 from model.dsl import ATOMS, EFFECTS, REPLY_FORMS, Guard, Table
-from model.explore import PATH_PROPERTIES
+from check.explore import PATH_PROPERTIES
 from model.invariants import INVARIANTS
-from model.mutants import MUTANTS
-from model.native import implemented, make_engine
+from check.mutants import MUTANTS
+from check.native import implemented, make_engine
 from model.table import CLASSIC_TABLE, EVENTS, URGENT
 
 SPECIAL_FORMS = {"park", "none", "continue"}
@@ -91,7 +91,7 @@ def test_a_missing_native_invariant_falls_back_to_python_and_says_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    import model.native as native
+    import check.native as native
     from model.invariants import Invariant
     monkeypatch.setitem(INVARIANTS, "never-violated", Invariant(
         "never-violated", "state", lambda g: None, "a property only Python knows"))

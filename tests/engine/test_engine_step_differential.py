@@ -1,7 +1,7 @@
 """Hypothesis differential test of single steps: from random reachable worlds (random walks under
 random bounds), every successor the native engine computes (fault flag, rows fired, the input's
 reply, every output, the next group and clients, compared as Python reprs) equals the one
-model.abstract computes through model.step, in the same order."""
+check.abstract computes through model.step, in the same order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine_helpers import first_difference, make
-from model.abstract import FAULTS, Bounds
+from check.abstract import FAULTS, Bounds
 from model.table import CLASSIC_TABLE, URGENT
 
 

@@ -365,11 +365,11 @@ def test_traces_generate_takes_checks_fault_names_and_the_old_ones(tmp_path: Pat
 
 def test_prove_takes_a_mutant_name_like_check() -> None:
     from model.dsl import Table
-    from model.mutants import MUTANTS
+    from check.mutants import MUTANTS
     from proofs.cli import load_table
 
-    assert load_table("model.mutants:no-generation-bump") is MUTANTS["no-generation-bump"][0]
-    assert isinstance(load_table("model.mutants:no-generation-bump"), Table)
+    assert load_table("check.mutants:no-generation-bump") is MUTANTS["no-generation-bump"][0]
+    assert isinstance(load_table("check.mutants:no-generation-bump"), Table)
 
 
 def test_check_errors_carry_the_command_prefix() -> None:
@@ -389,6 +389,6 @@ def test_no_citation_uses_an_absolute_path_of_one_machine() -> None:
 def test_readme_negative_control_is_the_fast_form() -> None:
     readme = (ROOT / "README.md").read_text()
     for line in readme.splitlines():
-        if "groupspec check --table model.mutants:" in line:
+        if "groupspec check --table check.mutants:" in line:
             assert "--stop-at-first-violation" in line, line
     assert "## Exit codes" in readme

@@ -300,7 +300,7 @@ def test_undamaged_frame_is_understood(peer: MutatingPeer) -> None:  # the fuzz 
 # --- command-line arguments -----------------------------------------------------------------------
 
 WORDS = st.sampled_from(["-1", "0", "1", "2", "7", "99999999999999999999", "1e3", "", "none", "x", "\udcff",
-                         "model", "closed", "open", "all", "--", "-h", "=", "a:b", "model.mutants:nope"])
+                         "model", "closed", "open", "all", "--", "-h", "=", "a:b", "check.mutants:nope"])
 
 
 def _argv(flags: list[str]) -> st.SearchStrategy[list[str]]:

@@ -7,7 +7,7 @@ import json
 from kafka_testkit import require_kafka
 
 from model.dsl import R
-from model.mutants import mutate
+from check.mutants import mutate
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 
-from model.profile_kafka4 import KAFKA4_OVERRIDES, kafka4_table
+from check.profile_kafka4 import KAFKA4_OVERRIDES, kafka4_table
 from model.table import CLASSIC_TABLE
 
 from conformance.cli import run_scenarios

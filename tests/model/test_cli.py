@@ -41,7 +41,7 @@ def test_check_of_a_mutant_table_exits_1_with_a_trace(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report.json"
     status = main(["check", "--members", "2", "--max-generation", "2", "--faults", "none",
-                   "--quiet", "--table", "model.mutants:SECOND_DELAYED_JOIN", "--json", str(out)])
+                   "--quiet", "--table", "check.mutants:SECOND_DELAYED_JOIN", "--json", str(out)])
     assert status == 1
     doc = json.loads(out.read_text())
     names = {v["invariant"] for v in doc["violations"]}

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import model.step as step_module
-from model.abstract import Bounds
+from check.abstract import Bounds
 from model.dsl import ATOMS, EFFECTS, NO_REPLY, Atom, Ctx, Effect, G, Row, SpecDefect, Table
-from model.explore import explore
+from check.explore import explore
 from model.modes import AbstractMode
 from model.state import Group, Input, Member, PersistedGroup, Settings, evolve
 from model.step import FirstChoice, fire

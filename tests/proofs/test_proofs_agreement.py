@@ -4,8 +4,8 @@ decide; a mutant that makes a marked row fire is caught by both."""
 
 from __future__ import annotations
 
-from model.abstract import Bounds
-from model.explore import explore
+from check.abstract import Bounds
+from check.explore import explore
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.induction import prove
 from proofs.reach import reachability, unreachable_rows

@@ -1,11 +1,11 @@
-"""BMC: every mutant of model/mutants.py yields a counterexample that replays through
+"""BMC: every mutant of check/mutants.py yields a counterexample that replays through
 model.step and that model.invariants flags; the classic table has none at a small depth."""
 
 from __future__ import annotations
 
 import pytest
 
-from model.mutants import MUTANTS
+from check.mutants import MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.bmc import bmc
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants

@@ -30,11 +30,11 @@ def test_proved_invariant_exits_0_and_writes_json(tmp_path: Path) -> None:
 
 
 def test_mutant_exits_1() -> None:
-    assert prove_main(["--table", "model.mutants:SECOND_DELAYED_JOIN", "--invariant",
+    assert prove_main(["--table", "check.mutants:SECOND_DELAYED_JOIN", "--invariant",
                        "single-delayed-join", "--depth", "3"]) == 1
 
 
 def test_one_response_per_request_is_proved_and_its_mutant_is_not() -> None:
     assert prove_main(["--invariant", "one-response-per-request", "--depth", "2"]) == 0
-    assert prove_main(["--table", "model.mutants:JOIN_ANSWERED_AND_PARKED", "--invariant",
+    assert prove_main(["--table", "check.mutants:JOIN_ANSWERED_AND_PARKED", "--invariant",
                        "one-response-per-request", "--depth", "3"]) == 1

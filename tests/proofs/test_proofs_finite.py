@@ -11,7 +11,7 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.mutants import MUTANTS
+from check.mutants import MUTANTS
 from model.table import URGENT
 from proofs.bmc import bmc
 from proofs.symbolic import (

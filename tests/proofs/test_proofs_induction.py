@@ -1,11 +1,11 @@
-"""Unbounded proofs of the classic table; negative controls from model/mutants.py."""
+"""Unbounded proofs of the classic table; negative controls from check/mutants.py."""
 
 from __future__ import annotations
 
 import pytest
 import z3
 
-from model.mutants import MUTANTS
+from check.mutants import MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.decode import holds_in
 from proofs.induction import prove

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.mutants import MUTANTS
+from check.mutants import MUTANTS
 from model.state import Group, Member, PendingMember, PersistedGroup
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.agreement import (

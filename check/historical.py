@@ -6,17 +6,17 @@ broker), says in one line what went wrong, and how the mutant expresses it. Wher
 be expressed exactly by changing rows (the model's step function checks completions after every
 input, timers have no durations in the abstract mode), the entry says what the mutant
 approximates. `killed_by` is the property that `groupspec check --table
-model.historical:NAME --stop-at-first-violation` reports at `bounds` (pinned by
-tests/model/test_historical.py); None marks a bug that changes what clients see without breaking
+check.historical:NAME --stop-at-first-violation` reports at `bounds` (pinned by
+tests/check/test_historical.py); None marks a bug that changes what clients see without breaking
 any safety or liveness property. Such a bug is caught by `groupspec diff` against Kafka's table
 instead: `diff_bounds` are the bounds at which the diff finds the difference and renders it as a
 scenario that passes on one table and fails on the other, and `diff_expected` says what it shows
 ("differs ...: Kafka <answer>; the mutant <answer>", naming the input and the error codes each side
 answers, no code for no response). tests/diff/test_diff_historical.py checks both.
 
-Run one: `groupspec check --table model.historical:KAFKA_9801 --members 0 --static 1
+Run one: `groupspec check --table check.historical:KAFKA_9801 --members 0 --static 1
 --faults session,rebalance,crash,lost --stop-at-first-violation`, or a behaviour-only one:
-`groupspec diff --table model.historical:KAFKA_10284_PERSIST --against kafka-3.9 --members 0
+`groupspec diff --table check.historical:KAFKA_10284_PERSIST --against kafka-3.9 --members 0
 --static 1 --max-generation 1 --faults session,rebalance,crash,unload`.
 """
 
@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Optional
 
-from model.abstract import Bounds
+from check.abstract import Bounds
 from model.dsl import SAME, R, Table
-from model.mutants import NEXT_GENERATION_ROWS, NO_DELAYED_SYNC, mutate
+from check.mutants import NEXT_GENERATION_ROWS, NO_DELAYED_SYNC, mutate
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error, GroupState
 

@@ -1,4 +1,4 @@
-"""The historical-bug suite (model/historical.py): each real bug's mutant is killed by the pinned
+"""The historical-bug suite (check/historical.py): each real bug's mutant is killed by the pinned
 property at its pinned bounds, with `groupspec check --stop-at-first-violation` semantics, and the
 bugs no property can kill stay unkilled at theirs (so a change in the kill rate is deliberate)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from groupspec.cli import main
-from model.explore import PATH_PROPERTIES, explore
-from model.historical import HISTORICAL
+from check.explore import PATH_PROPERTIES, explore
+from check.historical import HISTORICAL
 from model.invariants import INVARIANTS
 from model.table import CLASSIC_TABLE, URGENT
 
@@ -42,7 +42,7 @@ def test_the_suite_is_documented_and_each_bug_changes_the_table() -> None:
 
 
 def test_cli_checks_a_historical_mutant(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["check", "--table", "model.historical:KAFKA_9801", "--members", "0",
+    code = main(["check", "--table", "check.historical:KAFKA_9801", "--members", "0",
                  "--static", "1", "--faults", "session,rebalance,crash,lost", "--quiet",
                  "--stop-at-first-violation"])
     out = capsys.readouterr().out

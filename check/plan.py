@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.abstract import Bounds
+from check.abstract import Bounds
 
 F = frozenset
 

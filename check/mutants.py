@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
-from model.abstract import Bounds
+from check.abstract import Bounds
 from model.dsl import SAME, R, Row, Table
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error
@@ -57,7 +57,7 @@ JOIN_ANSWERED_AND_PARKED: Final = mutate(CLASSIC_TABLE, "join-answered-and-parke
     "PreparingRebalance/JoinGroup/rejoin": {"reply": R(Error.NONE, "join-current")},
 })
 
-# -- negative controls of the client's contract (model/invariants.py, model/explore.py) --------
+# -- negative controls of the client's contract (model/invariants.py, check/explore.py) --------
 FOLLOWER_SYNC_ANSWERED_EARLY: Final = mutate(CLASSIC_TABLE, "follower-sync-answered-early", {
     "CompletingRebalance/SyncGroup/follower-waits": {
         "reply": R(Error.NONE, "stored-assignment"), "effects": ("unpend-sync",)},

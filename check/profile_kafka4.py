@@ -47,5 +47,5 @@ def kafka4_table() -> Table:
     return table
 
 
-# The profile's table, for the registry in model/profiles.py (built once, on first import).
+# The profile's table, for the registry in check/profiles.py (built once, on first import).
 KAFKA4_TABLE: Final[Table] = kafka4_table()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from model.abstract import Bounds, World
-from model.explore import explore
-from model.mutants import MUTANT_BOUNDS, MUTANTS
+from check.abstract import Bounds, World
+from check.explore import explore
+from check.mutants import MUTANT_BOUNDS, MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
 
 # (dynamic members, generation cap, faults, symmetry) -> (states, edges, depth).
@@ -69,7 +69,7 @@ def test_the_real_table_passes_the_stall_scenario_that_breaks_no_delayed_sync() 
 
 def test_default_plan_covers_every_row_or_says_why_not() -> None:
     """The default `groupspec check` plan: every row fires somewhere or is marked unreachable."""
-    from model.plan import PYTHON_PLAN  # the native engine checks the whole DEFAULT_PLAN
+    from check.plan import PYTHON_PLAN  # the native engine checks the whole DEFAULT_PLAN
     fired: set[str] = set()
     for _, bounds in PYTHON_PLAN:
         r = explore(CLASSIC_TABLE, URGENT, bounds, symmetry=True, progress=None)

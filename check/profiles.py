@@ -49,5 +49,5 @@ def profile_table(name: str) -> Table:
 
 register("kafka-3.9", "model.table:CLASSIC_TABLE",
          "Kafka 3.9 GroupCoordinator.scala (the classic group coordinator)")
-register("kafka-4", "model.profile_kafka4:KAFKA4_TABLE",
+register("kafka-4", "check.profile_kafka4:KAFKA4_TABLE",
          "Kafka 4.x Java GroupMetadataManager/ClassicGroup: kafka-3.9 with row overrides")

@@ -17,7 +17,7 @@ from typing import Callable, Optional, TextIO
 
 import networkx as nx
 
-from model.abstract import (
+from check.abstract import (
     AbstractModel,
     Action,
     Bounds,

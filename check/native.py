@@ -9,20 +9,19 @@ refused when the engine is made (ValueError naming it).
 The engine reports where each violation is (a path of successor positions from the initial
 world, plus the position of the offending step for a transition invariant). Python replays the
 path through `AbstractModel.successors` (so through `model.step`), asks the Python invariant for
-its sentence, and renders the counterexample exactly as model/explore.py does. A native verdict
+its sentence, and renders the counterexample exactly as check/explore.py does. A native verdict
 that Python does not confirm on replay is an `EngineDisagreement`, never a silent pass.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, TextIO
 
-from model.abstract import AbstractModel, Bounds, World
+from check.abstract import AbstractModel, Bounds, World
 from model.dsl import EFFECTS, Guard, SpecDefect, Table
-from model.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
+from check.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
                            describe_group, parked_requests, properties_to_check, render_trace)
 from model.invariants import INVARIANTS, check_state, check_transition
 
@@ -60,11 +59,12 @@ class _Engine(Protocol):
 def engine_module() -> Any:
     """The extension module, imported on first use (the Python engine never needs it)."""
     try:
-        return importlib.import_module("groupspec_engine")
+        import groupspec_engine
     except ImportError as e:
         raise NativeEngineUnavailable(
             f"the native engine is not installed ({e}); run scripts/setup.sh, or use "
             f"--engine python") from e
+    return groupspec_engine
 
 
 def implemented() -> dict[str, list[str]]:
@@ -127,14 +127,14 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
                    stop_at_first_violation: bool = False, all_counterexamples: bool = True,
                    skip: frozenset[str] = frozenset()) -> Report:
-    """model.explore.explore, natively: the same Report (counts, coverage, violations with the
+    """check.explore.explore, natively: the same Report (counts, coverage, violations with the
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
     counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C."""
     engine = make_engine(table, urgent, bounds)
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
     paths = [p for p in PATH_PROPERTIES if invariants is None or p in invariants]
-    settle = None if all_counterexamples else sorted(pending)  # the same stop as model.explore
+    settle = None if all_counterexamples else sorted(pending)  # the same stop as check.explore
     raw = engine.explore(symmetry, names, liveness, max_states, first_violation_only,
                          stop_at_first_violation, progress is not None, paths, sorted(skip), settle)
     LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
@@ -219,7 +219,7 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
     """One exploration with the chosen engine ("python" or "native"). Ctrl-C: a one-line note of
     what was explored goes to stderr and the result is None (the run is incomplete: never a
     pass, and no report is written)."""
-    from model.explore import explore
+    from check.explore import explore
     try:
         if engine == "native":
             return explore_native(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
@@ -242,7 +242,7 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
 def native_gaps(invariants: Optional[frozenset[str]] = None) -> list[str]:
     """The invariants of model/invariants.py (or of `invariants`) the native engine lacks; []
     when it has them all. Raises NativeEngineUnavailable when it is not installed."""
-    from model.explore import LIVENESS, PATH_PROPERTIES
+    from check.explore import LIVENESS, PATH_PROPERTIES
     done = implemented()
     have = set(done["invariants"]) | set(done.get("path_properties", [LIVENESS]))
     wanted = list(INVARIANTS) + list(PATH_PROPERTIES)
