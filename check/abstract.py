@@ -20,20 +20,9 @@ from typing import Iterator, Optional
 
 from model.dsl import Guard, Superseded, Table
 from model.messages import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    HeartbeatRequest,
-    ListGroupsRequest,
-    OffsetFetchRequest,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    MemberIdentity,
-    OffsetCommitRequest,
-    ProtocolMetadata,
-    Response,
-    SyncGroupRequest,
-    TopicPartition,
+    DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, ListGroupsRequest,
+    OffsetFetchRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberIdentity,
+    OffsetCommitRequest, ProtocolMetadata, Response, SyncGroupRequest, TopicPartition
 )
 from model.modes import AbstractMode
 from model.state import Group, Input, JoinTimerKind, Member, PersistedGroup, Settings

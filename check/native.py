@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from check.abstract import AbstractModel, Bounds, World
 from model.dsl import EFFECTS, Guard, SpecDefect, Table
 from check.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
                            describe_group, parked_requests, properties_to_check, render_trace)
 from model.invariants import INVARIANTS, check_state, check_transition
+
+if TYPE_CHECKING:  # the extension's own stub (engine/groupspec_engine.pyi) types what it returns
+    from groupspec_engine import Engine, RowData
 
 
 class NativeEngineUnavailable(Exception):
@@ -40,20 +43,6 @@ class ExplorationInterrupted(Exception):
     def __init__(self, report: Report) -> None:
         self.report = report
         super().__init__(f"interrupted after {report.states:,} states")
-
-
-class _Engine(Protocol):
-    def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
-                max_states: Optional[int], first_violation_only: bool,
-                stop_at_first_violation: bool, progress: bool, path_properties: list[str],
-                skip: list[str], settle: Optional[list[str]] = None) -> dict[str, Any]: ...
-
-    def initial(self) -> bytes: ...
-
-    def world_repr(self, world: bytes) -> str: ...
-
-    def successors(self, world: bytes) -> list[tuple[bytes, bool, Optional[list[str]], Optional[str],
-                                                     list[str], str, list[str]]]: ...
 
 
 def engine_module() -> Any:
@@ -78,10 +67,7 @@ def _literals(guard: Guard) -> list[tuple[str, bool]]:
 
 
 def table_data(table: Table, urgent: tuple[tuple[str, Guard], ...]) -> tuple[
-        list[tuple[str, list[str], str, list[tuple[str, bool]], str, str, Optional[str], list[str],
-                   bool]],
-        list[tuple[str, list[tuple[str, bool]]]],
-        list[tuple[str, list[str]]]]:
+        list[RowData], list[tuple[str, list[tuple[str, bool]]]], list[tuple[str, list[str]]]]:
     """The table as plain data: rows, urgent events, and each used effect's declared fields."""
     rows = [(r.id, sorted(s.name for s in r.states), r.event, _literals(r.guard), r.reply.form,
              r.reply.error.name, None if r.next_state is None else r.next_state.name,
@@ -102,10 +88,10 @@ def bounds_data(b: Bounds) -> dict[str, object]:
             "metadata_changes": b.metadata_changes}
 
 
-def make_engine(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> _Engine:
+def make_engine(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> Engine:
     """A native engine for this table and these bounds (ValueError names what it lacks)."""
     rows, urg, fields = table_data(table, urgent)
-    engine: _Engine = engine_module().Engine(rows, urg, fields, bounds_data(bounds))
+    engine: Engine = engine_module().Engine(rows, urg, fields, bounds_data(bounds))
     return engine
 
 

@@ -23,20 +23,9 @@ from model.coordinator_api import (
 )
 from model.errors import Incomplete
 from model.messages import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    ListGroupsRequest,
-    MemberIdentity,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    Request,
-    Response,
-    SyncGroupRequest,
+    DeleteGroupsRequest, DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, ListGroupsRequest, MemberIdentity,
+    OffsetCommitRequest, OffsetFetchRequest, Request, Response, SyncGroupRequest
 )
 from model.vocabulary import GroupState
 
@@ -50,42 +39,13 @@ from conformance.expect import (
     group_actuals_from_describe,
 )
 from conformance.scenario import (
-    BACKDOOR_STEPS,
-    REQUEST_STEP_TYPES,
-    WHITE_BOX_STEPS,
-    AdvanceStep,
-    CheckErrorCountsStep,
-    CheckGroupStep,
-    CheckOneOfStep,
-    CheckPendingStep,
-    CheckResponseStep,
-    CheckSameErrorsStep,
-    CommitStep,
-    DeleteGroupsStep,
-    DescribeStep,
-    Expect,
-    FetchOffsetsStep,
-    GenerationRef,
-    HeartbeatStep,
-    JoinStep,
-    LeaveStep,
-    ListGroupsStep,
-    MemberRef,
-    RequestMeta,
-    RequestStep,
-    Scenario,
-    ScenarioFile,
-    SetupAddGroupStep,
-    SetupForceTransitionStep,
-    SetupLoadStep,
-    SetupPrepareRebalanceStep,
-    SetupUnloadStep,
-    Step,
-    SyncStep,
-    UnitSelectProtocolStep,
-    UnitTransitionsStep,
-    step_index,
-    step_op,
+    BACKDOOR_STEPS, REQUEST_STEP_TYPES, WHITE_BOX_STEPS, AdvanceStep, CheckErrorCountsStep,
+    CheckGroupStep, CheckOneOfStep, CheckPendingStep, CheckResponseStep, CheckSameErrorsStep,
+    CommitStep, DeleteGroupsStep, DescribeStep, Expect, FetchOffsetsStep, GenerationRef,
+    HeartbeatStep, JoinStep, LeaveStep, ListGroupsStep, MemberRef, RequestMeta, RequestStep,
+    Scenario, ScenarioFile, SetupAddGroupStep, SetupForceTransitionStep, SetupLoadStep,
+    SetupPrepareRebalanceStep, SetupUnloadStep, Step, SyncStep, UnitSelectProtocolStep,
+    UnitTransitionsStep, step_index, step_op
 )
 
 TargetFactory = Callable[[CoordinatorConfig], Coordinator]

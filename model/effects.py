@@ -13,24 +13,12 @@ from typing import Optional
 from model.atoms import instance_id_of, join_request, member_id_of
 from model.dsl import Ctx, Output, Superseded, effect
 from model.messages import (
-    JoinGroupMember,
-    JoinGroupResponse,
-    OffsetCommitRequest,
-    SyncGroupRequest,
-    SyncGroupResponse,
+    JoinGroupMember, JoinGroupResponse, OffsetCommitRequest, SyncGroupRequest, SyncGroupResponse
 )
 from model.protocol_selection import select_protocol
 from model.state import (
-    Group,
-    JoinTimer,
-    JoinTimerKind,
-    Member,
-    ParkedJoin,
-    PendingMember,
-    PersistedGroup,
-    SyncTimer,
-    evolve_group,
-    evolve_member,
+    Group, JoinTimer, JoinTimerKind, Member, ParkedJoin, PendingMember, PersistedGroup, SyncTimer,
+    evolve_group, evolve_member
 )
 from model.vocabulary import Error, GroupState, map_store_group_error
 

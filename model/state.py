@@ -13,12 +13,11 @@ one response" can be checked.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Callable, Final, Optional, TypeVar
 
 from model.messages import ProtocolMetadata, TopicPartition
-from model.vocabulary import GroupState
+from model.vocabulary import GroupState, PastableEnum
 
 
 _T = TypeVar("_T")
@@ -91,6 +90,13 @@ def record_builder(cls: type[_T]) -> Callable[..., _T]:
     return fn
 
 
+class JoinTimerKind(PastableEnum):
+    """Which delayed operation a JoinTimer is (DJ:34 DelayedJoin, DJ:62 InitialDelayedJoin)."""
+
+    DelayedJoin = "DelayedJoin"
+    InitialDelayedJoin = "InitialDelayedJoin"
+
+
 @dataclass(frozen=True, slots=True)
 class ParkedJoin:
     """A JoinGroup whose response is deferred (MM awaitingJoinCallback)."""
@@ -135,14 +141,6 @@ class PendingMember:
 
     member_id: str
     deadline: int  # its DelayedHeartbeat (the request's session timeout)
-
-
-class JoinTimerKind(enum.Enum):
-    DelayedJoin = "DelayedJoin"
-    InitialDelayedJoin = "InitialDelayedJoin"
-
-    def __repr__(self) -> str:
-        return f"JoinTimerKind.{self.name}"
 
 
 @dataclass(frozen=True, slots=True)

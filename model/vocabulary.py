@@ -12,7 +12,15 @@ import enum
 from typing import Final
 
 
-class GroupState(enum.Enum):
+class PastableEnum(enum.Enum):
+    """An enum whose repr is valid Python (`GroupState.Stable`, not `<GroupState.Stable: ...>`), so
+    a printed failure pastes straight into a test (the model's, the wire's and the traces' enums)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+
+class GroupState(PastableEnum):
     """The states of a classic group (GroupMetadata.scala, GM:37-126), plus one pseudo-state.
 
     `Missing` is not a Kafka state: it stands for "no group object in the coordinator's cache"
@@ -27,9 +35,6 @@ class GroupState(enum.Enum):
     Stable = "Stable"
     Dead = "Dead"
     Missing = "Missing"
-
-    def __repr__(self) -> str:
-        return f"GroupState.{self.name}"
 
 
 KAFKA_STATES: Final = (
@@ -67,7 +72,7 @@ def is_valid_transition(source: GroupState, target: GroupState) -> bool:
     return source in VALID_PREVIOUS_STATES.get(target, frozenset())
 
 
-class Error(enum.Enum):
+class Error(PastableEnum):
     """Kafka error codes used by the group APIs (Errors.java), value = Kafka's numeric code."""
 
     UNKNOWN_SERVER_ERROR = -1
@@ -115,9 +120,6 @@ class Error(enum.Enum):
     def from_name(cls, name: str) -> "Error":
         return cls[name]
 
-    def __repr__(self) -> str:
-        return f"Error.{self.name}"
-
 
 _ERROR_BY_CODE: Final[dict[int, Error]] = {e.value: e for e in Error}
 
@@ -157,7 +159,7 @@ def map_offset_commit_error(error: Error) -> Error:
     return OFFSET_COMMIT_ERROR_MAPPING.get(error, error)
 
 
-class ApiKey(enum.Enum):
+class ApiKey(PastableEnum):
     """Kafka API keys (ApiKeys.java) of the requests this project speaks."""
 
     OffsetCommit = 8
@@ -172,12 +174,9 @@ class ApiKey(enum.Enum):
     ApiVersions = 18
     DeleteGroups = 42
 
-    def __repr__(self) -> str:
-        return f"ApiKey.{self.name}"
-
 
 # The request kinds the table has rows for, beyond the Kafka APIs: timers and administrative events.
-class TimerEvent(enum.Enum):
+class TimerEvent(PastableEnum):
     """Internal events of the coordinator (purgatory operations and partition changes)."""
 
     DelayedJoinComplete = "DelayedJoinComplete"  # DelayedJoin.tryComplete succeeds (DJ:34)
@@ -190,9 +189,6 @@ class TimerEvent(enum.Enum):
     PartitionUnload = "PartitionUnload"  # GC:1241 onResignation
     PartitionLoad = "PartitionLoad"  # GC:1231 onElection
     OffsetsExpire = "OffsetsExpire"  # GMM:847 cleanupGroupMetadata
-
-    def __repr__(self) -> str:
-        return f"TimerEvent.{self.name}"
 
 
 # Defaults of Kafka 3.9's broker configuration (GroupCoordinatorConfig / KafkaConfig).

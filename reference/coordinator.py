@@ -20,37 +20,16 @@ from __future__ import annotations
 
 import uuid
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar, get_args
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec, Recorder, ResponseCallback
 from model.messages import (
-    DeleteGroupsRequest,
-    DeleteGroupsResponse,
-    DescribedGroup,
-    DescribedMember,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    GroupView,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    ListedGroup,
-    ListGroupsRequest,
-    ListGroupsResponse,
-    MemberLeaveResult,
-    MemberView,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    Request,
-    Response,
-    SyncGroupRequest,
-    SyncGroupResponse,
-    TopicPartition,
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedMember,
+    DescribeGroupsRequest, DescribeGroupsResponse, GroupView, HeartbeatRequest, HeartbeatResponse,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup,
+    ListGroupsRequest, ListGroupsResponse, MemberLeaveResult, MemberView, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Request, Response,
+    SyncGroupRequest, SyncGroupResponse, TopicPartition
 )
 from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
 
@@ -59,16 +38,8 @@ from reference.errors import IllegalGroupState, IllegalStateTransition, Referenc
 from reference.group import GroupMetadata, JoinCallback, MemberMetadata, Protocols, SyncCallback
 from reference.manager import GroupMetadataManager
 from reference.purgatory import (
-    DelayedHeartbeat,
-    DelayedJoin,
-    DelayedOperation,
-    DelayedSync,
-    InitialDelayedJoin,
-    Purgatory,
-    VirtualClock,
-    join_key,
-    member_key,
-    sync_key,
+    DelayedHeartbeat, DelayedJoin, DelayedOperation, DelayedSync, InitialDelayedJoin, Purgatory,
+    VirtualClock, join_key, member_key, sync_key
 )
 
 _EMPTY_ID_ALLOWED = frozenset(
@@ -76,17 +47,8 @@ _EMPTY_ID_ALLOWED = frozenset(
 )
 
 
-_REQUEST_TYPES = (
-    JoinGroupRequest,
-    SyncGroupRequest,
-    HeartbeatRequest,
-    LeaveGroupRequest,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    DescribeGroupsRequest,
-    ListGroupsRequest,
-    DeleteGroupsRequest,
-)
+_REQUEST_TYPES = get_args(Request)
+_R = TypeVar("_R")
 
 
 def _uuid4() -> str:
@@ -96,6 +58,29 @@ def _uuid4() -> str:
 def _join_error(error: Error, member_id: str) -> JoinGroupResponse:
     """GC:1835 JoinGroupResult(memberId, error): generation -1, leader "", no protocol, no members."""
     return JoinGroupResponse(error, member_id=member_id)
+
+
+def _join_result(
+    group: GroupMetadata,
+    member_id: str,
+    leader: Optional[str],
+    *,
+    with_members: bool = False,
+    skip_assignment: bool = False,
+    error: Error = Error.NONE,
+) -> JoinGroupResponse:
+    """JoinGroupResult at the group's current generation, protocol type and name; the member list
+    only for the leader (`with_members`)."""
+    return JoinGroupResponse(
+        error,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader=leader or "",
+        member_id=member_id,
+        skip_assignment=skip_assignment,
+        members=group.current_member_metadata() if with_members else (),
+    )
 
 
 class ReferenceCoordinator:
@@ -124,6 +109,18 @@ class ReferenceCoordinator:
         self._depth = 0
         self._cancelling_sync = False
         self._outbox: list[tuple[Callable[[Any], None], Any]] = []
+        # KafkaApis.handle: one handler per API key (each answers through `respond`).
+        self._handlers: dict[ApiKey, Callable[[Any, Callable[[Any], None]], None]] = {
+            ApiKey.JoinGroup: self.handle_join_group,
+            ApiKey.SyncGroup: self.handle_sync_group,
+            ApiKey.Heartbeat: self.handle_heartbeat,
+            ApiKey.LeaveGroup: self.handle_leave_group,
+            ApiKey.OffsetCommit: self.handle_commit_offsets,
+            ApiKey.OffsetFetch: self.handle_fetch_offsets,
+            ApiKey.DescribeGroups: self.handle_describe_groups,
+            ApiKey.ListGroups: self.handle_list_groups,
+            ApiKey.DeleteGroups: self.handle_delete_groups,
+        }
 
     # ======================================================================================
     # Coordinator protocol
@@ -163,26 +160,7 @@ class ReferenceCoordinator:
                     self._recorder.on_response(self.now_ms(), request_id, group_id, response)
                 self._outbox.append((callback, response))
 
-            if isinstance(request, JoinGroupRequest):
-                self.handle_join_group(request, respond)
-            elif isinstance(request, SyncGroupRequest):
-                self.handle_sync_group(request, respond)
-            elif isinstance(request, HeartbeatRequest):
-                self.handle_heartbeat(request, respond)
-            elif isinstance(request, LeaveGroupRequest):
-                self.handle_leave_group(request, respond)
-            elif isinstance(request, OffsetCommitRequest):
-                self.handle_commit_offsets(request, respond)
-            elif isinstance(request, OffsetFetchRequest):
-                self.handle_fetch_offsets(request, respond)
-            elif isinstance(request, DescribeGroupsRequest):
-                self.handle_describe_groups(request, respond)
-            elif isinstance(request, ListGroupsRequest):
-                self.handle_list_groups(request, respond)
-            elif isinstance(request, DeleteGroupsRequest):
-                self.handle_delete_groups(request, respond)
-            else:
-                raise ReferenceUsageError(f"handle: not a group request: {request!r}")
+            self._handlers[request.api_key](request, respond)
 
     @contextmanager
     def _operation(self) -> Iterator[None]:
@@ -205,28 +183,13 @@ class ReferenceCoordinator:
         group = self._manager.get_group(group_id)
         if group is None:
             return None
-        return GroupView(
-            group_id=group.group_id,
-            state=group.state,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader=group.leader_id,
-            members=tuple(
-                MemberView(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    session_timeout_ms=m.session_timeout_ms,
-                    rebalance_timeout_ms=m.rebalance_timeout_ms,
-                    awaiting_join=m.is_awaiting_join,
-                    awaiting_sync=m.is_awaiting_sync,
-                    is_new=m.is_new,
-                    assignment=m.assignment,
-                )
-                for m in group.all_member_metadata()
-            ),
-            pending_members=tuple(group.pending_members()),
+        members = tuple(
+            MemberView(m.member_id, m.group_instance_id, m.session_timeout_ms, m.rebalance_timeout_ms,
+                       m.is_awaiting_join, m.is_awaiting_sync, m.is_new, m.assignment)
+            for m in group.all_member_metadata()
         )
+        return GroupView(group.group_id, group.state, group.generation_id, group.protocol_type,
+                         group.protocol_name, group.leader_id, members, tuple(group.pending_members()))
 
     def set_append_result(self, error: Error) -> None:
         self._manager.append_result = error
@@ -378,6 +341,28 @@ class ReferenceCoordinator:
             return Error.NOT_COORDINATOR
         return None
 
+    def _rejected(
+        self, group_id: str, api: ApiKey, respond: Callable[[_R], None], response: Callable[[Error], _R]
+    ) -> bool:
+        """validateGroupStatus(...).foreach { error => responseCallback(error); return }: True once
+        the request is answered with the error."""
+        error = self._validate_group_status(group_id, api)
+        if error is not None:
+            respond(response(error))
+        return error is not None
+
+    def _members_group(
+        self, group_id: str, api: ApiKey, respond: Callable[[_R], None], response: Callable[[Error], _R]
+    ) -> Optional[GroupMetadata]:
+        """The group a member's SyncGroup or Heartbeat is for; None once the request is answered:
+        the group status error, or UNKNOWN_MEMBER_ID for a group not in the cache (GC:509, GC:841)."""
+        if self._rejected(group_id, api, respond, response):
+            return None
+        group = self._manager.get_group(group_id)
+        if group is None:
+            respond(response(Error.UNKNOWN_MEMBER_ID))
+        return group
+
     def _validate_current_member(
         self, group: GroupMetadata, member_id: str, instance_id: Optional[str], operation: str
     ) -> Optional[Error]:
@@ -502,7 +487,7 @@ class ReferenceCoordinator:
         elif state == GroupState.CompletingRebalance:
             member = group.get(member_id)
             if member.matches(protocols):
-                respond(self._current_generation_response(group, member_id, with_members=group.is_leader(member_id)))
+                respond(_join_result(group, member_id, group.leader_id, with_members=group.is_leader(member_id)))
             else:
                 self._update_member_and_rebalance(group, member, req, protocols, respond)
         elif state == GroupState.Stable:
@@ -510,22 +495,10 @@ class ReferenceCoordinator:
             if group.is_leader(member_id) or not member.matches(protocols):
                 self._update_member_and_rebalance(group, member, req, protocols, respond)
             else:
-                respond(self._current_generation_response(group, member_id, with_members=False))
+                respond(_join_result(group, member_id, group.leader_id))
         else:
             # Empty (holding members) or Dead: "Attempt to add rejoining member ... unexpected state".
             respond(_join_error(Error.UNKNOWN_MEMBER_ID, member_id))
-
-    def _current_generation_response(self, group: GroupMetadata, member_id: str, with_members: bool) -> JoinGroupResponse:
-        return JoinGroupResponse(
-            Error.NONE,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader=group.leader_id or "",
-            member_id=member_id,
-            skip_assignment=False,
-            members=group.current_member_metadata() if with_members else (),
-        )
 
     def _add_member_and_rebalance(
         self,
@@ -594,43 +567,16 @@ class ReferenceCoordinator:
                         group.update_member(member, old_protocols, old_rebalance_timeout_ms, old_session_timeout_ms, None)
                         old_member = group.replace_static_member(instance_id, new_member_id, old_member_id)
                         self._complete_and_schedule_next_heartbeat_expiration(group, old_member)
-                        respond(
-                            JoinGroupResponse(
-                                error,
-                                generation_id=group.generation_id,
-                                protocol_type=group.protocol_type,
-                                protocol_name=group.protocol_name,
-                                leader=current_leader or "",
-                                member_id="",
-                            )
-                        )
+                        respond(_join_result(group, "", current_leader, error=error))
                     elif req.supports_skip_assignment:
                         is_leader = group.is_leader(new_member_id)
                         group.maybe_invoke_join_callback(
                             member,
-                            JoinGroupResponse(
-                                Error.NONE,
-                                generation_id=group.generation_id,
-                                protocol_type=group.protocol_type,
-                                protocol_name=group.protocol_name,
-                                leader=group.leader_id or "",
-                                member_id=new_member_id,
-                                skip_assignment=is_leader,
-                                members=group.current_member_metadata() if is_leader else (),
-                            ),
+                            _join_result(group, new_member_id, group.leader_id, with_members=is_leader,
+                                         skip_assignment=is_leader),
                         )
                     else:
-                        group.maybe_invoke_join_callback(
-                            member,
-                            JoinGroupResponse(
-                                Error.NONE,
-                                generation_id=group.generation_id,
-                                protocol_type=group.protocol_type,
-                                protocol_name=group.protocol_name,
-                                leader=current_leader or "",
-                                member_id=new_member_id,
-                            ),
-                        )
+                        group.maybe_invoke_join_callback(member, _join_result(group, new_member_id, current_leader))
 
                 self._manager.store_group(group, assignment, on_store)
             else:
@@ -716,20 +662,10 @@ class ReferenceCoordinator:
         if group.is_(GroupState.Empty):
             self._manager.store_group(group, {}, lambda error: None)  # failure is only a WARN
             return
-        leader = group.leader_id or ""
         for member in group.all_member_metadata():
             group.maybe_invoke_join_callback(
                 member,
-                JoinGroupResponse(
-                    Error.NONE,
-                    generation_id=group.generation_id,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    leader=leader,
-                    member_id=member.member_id,
-                    skip_assignment=False,
-                    members=group.current_member_metadata() if group.is_leader(member.member_id) else (),
-                ),
+                _join_result(group, member.member_id, group.leader_id, with_members=group.is_leader(member.member_id)),
             )
             self._complete_and_schedule_next_heartbeat_expiration(group, member)
             member.is_new = False
@@ -841,15 +777,9 @@ class ReferenceCoordinator:
     # ======================================================================================
 
     def handle_sync_group(self, req: SyncGroupRequest, respond: SyncCallback) -> None:
-        error = self._validate_group_status(req.group_id, ApiKey.SyncGroup)
-        if error is not None:
-            respond(SyncGroupResponse(error))
-            return
-        group = self._manager.get_group(req.group_id)
-        if group is None:
-            respond(SyncGroupResponse(Error.UNKNOWN_MEMBER_ID))
-            return
-        self._do_sync_group(group, req, respond)
+        group = self._members_group(req.group_id, ApiKey.SyncGroup, respond, SyncGroupResponse)
+        if group is not None:
+            self._do_sync_group(group, req, respond)
 
     def _validate_sync_group(self, group: GroupMetadata, req: SyncGroupRequest) -> Optional[Error]:
         if group.is_(GroupState.Dead):
@@ -937,13 +867,8 @@ class ReferenceCoordinator:
     # ======================================================================================
 
     def handle_heartbeat(self, req: HeartbeatRequest, respond: Callable[[HeartbeatResponse], None]) -> None:
-        error = self._validate_group_status(req.group_id, ApiKey.Heartbeat)
-        if error is not None:
-            respond(HeartbeatResponse(error))
-            return
-        group = self._manager.get_group(req.group_id)
+        group = self._members_group(req.group_id, ApiKey.Heartbeat, respond, HeartbeatResponse)
         if group is None:
-            respond(HeartbeatResponse(Error.UNKNOWN_MEMBER_ID))
             return
         if "heartbeat-empty-accepted" in self._bugs and group.is_(GroupState.Empty):
             respond(HeartbeatResponse(Error.NONE))
@@ -980,9 +905,7 @@ class ReferenceCoordinator:
     # ======================================================================================
 
     def handle_leave_group(self, req: LeaveGroupRequest, respond: Callable[[LeaveGroupResponse], None]) -> None:
-        error = self._validate_group_status(req.group_id, ApiKey.LeaveGroup)
-        if error is not None:
-            respond(LeaveGroupResponse(error))
+        if self._rejected(req.group_id, ApiKey.LeaveGroup, respond, LeaveGroupResponse):
             return
         group = self._manager.get_group(req.group_id)
         if group is None:
@@ -1093,9 +1016,7 @@ class ReferenceCoordinator:
     # ======================================================================================
 
     def handle_fetch_offsets(self, req: OffsetFetchRequest, respond: Callable[[OffsetFetchResponse], None]) -> None:
-        error = self._validate_group_status(req.group_id, ApiKey.OffsetFetch)
-        if error is not None:
-            respond(OffsetFetchResponse(error))
+        if self._rejected(req.group_id, ApiKey.OffsetFetch, respond, OffsetFetchResponse):
             return
         group = self._manager.get_group(req.group_id)
         if group is None or group.is_(GroupState.Dead):

@@ -13,7 +13,7 @@ lock). Deterministic choices where Kafka iterates a hash map:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Final, Optional
 
 from model.messages import JoinGroupMember, JoinGroupResponse, SyncGroupResponse, TopicPartition
@@ -49,47 +49,23 @@ def valid_previous_states(target: GroupState) -> frozenset[GroupState]:
     return _VALID_PREVIOUS.get(target, frozenset())
 
 
+@dataclass(eq=False, slots=True)
 class MemberMetadata:
-    """MM: one member, its protocols, timeouts, parked callbacks and heartbeat flags."""
+    """MM: one member, its protocols, timeouts, parked callbacks and heartbeat flags (mutable, and
+    compared by identity, like Kafka's object)."""
 
-    __slots__ = (
-        "member_id",
-        "group_instance_id",
-        "client_id",
-        "rebalance_timeout_ms",
-        "session_timeout_ms",
-        "protocol_type",
-        "supported_protocols",
-        "assignment",
-        "awaiting_join_callback",
-        "awaiting_sync_callback",
-        "is_new",
-        "heartbeat_satisfied",
-    )
-
-    def __init__(
-        self,
-        member_id: str,
-        group_instance_id: Optional[str],
-        client_id: str,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        protocol_type: str,
-        supported_protocols: Protocols,
-        assignment: bytes = b"",
-    ) -> None:
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.client_id = client_id
-        self.rebalance_timeout_ms = rebalance_timeout_ms
-        self.session_timeout_ms = session_timeout_ms
-        self.protocol_type = protocol_type
-        self.supported_protocols = supported_protocols
-        self.assignment = assignment
-        self.awaiting_join_callback: Optional[JoinCallback] = None
-        self.awaiting_sync_callback: Optional[SyncCallback] = None
-        self.is_new = False
-        self.heartbeat_satisfied = False
+    member_id: str
+    group_instance_id: Optional[str]
+    client_id: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    supported_protocols: Protocols
+    assignment: bytes = b""
+    awaiting_join_callback: Optional[JoinCallback] = field(default=None, init=False)
+    awaiting_sync_callback: Optional[SyncCallback] = field(default=None, init=False)
+    is_new: bool = field(default=False, init=False)
+    heartbeat_satisfied: bool = field(default=False, init=False)
 
     @property
     def is_static_member(self) -> bool:

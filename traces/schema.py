@@ -9,14 +9,15 @@ field). Columns are listed in `COLUMNS` with their type; which ones a row must f
 from __future__ import annotations
 
 import dataclasses
-import enum
 from dataclasses import dataclass
 from typing import Any, Final, Optional
+
+from model.vocabulary import PastableEnum
 
 SCHEMA_VERSION: Final = "groupspec.trace/1"
 
 
-class EventKind(enum.Enum):
+class EventKind(PastableEnum):
     config = "config"  # seq 0 of a recorded group: the CoordinatorConfig (payload), optional
     request = "request"  # a request handed to the coordinator (payload = request record)
     response = "response"  # a response delivered to a callback (payload = response record)
@@ -25,11 +26,8 @@ class EventKind(enum.Enum):
     transition = "transition"  # the group changed state (from_state -> to_state, generation)
     log = "log"  # one broker server.log line about the group (log_event names what it says)
 
-    def __repr__(self) -> str:
-        return f"EventKind.{self.name}"
 
-
-class LogEvent(enum.Enum):
+class LogEvent(PastableEnum):
     """What a parsed GroupCoordinator log line says about a group (traces.logparse)."""
 
     PrepareRebalance = "PrepareRebalance"  # -> PreparingRebalance (generation = old generation)
@@ -48,9 +46,6 @@ class LogEvent(enum.Enum):
     Unloaded = "Unloaded"  # partition emigration: -> Dead
     Dead = "Dead"  # offset expiry / DeleteGroups: -> Dead
     Info = "Info"  # a known coordinator message that changes nothing the checker tracks
-
-    def __repr__(self) -> str:
-        return f"LogEvent.{self.name}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,12 @@ EncodeError unless the field is ignorable (then it is dropped, as Kafka's writer
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final, Optional, Union
 
+from model.vocabulary import PastableEnum
 from wire.errors import DecodeError, EncodeError
 from wire.primitives import Reader, Writer
 
@@ -57,7 +57,7 @@ class Versions:
 NO_VERSIONS: Final = Versions(1, 0)
 
 
-class Prim(enum.Enum):
+class Prim(PastableEnum):
     INT8 = "int8"
     INT16 = "int16"
     INT32 = "int32"
@@ -65,9 +65,6 @@ class Prim(enum.Enum):
     BOOL = "bool"
     STRING = "string"
     BYTES = "bytes"
-
-    def __repr__(self) -> str:
-        return f"Prim.{self.name}"
 
 
 _INT_BITS: Final = {Prim.INT8: 8, Prim.INT16: 16, Prim.INT32: 32, Prim.INT64: 64}

@@ -11,17 +11,8 @@ from typing import Optional
 
 from model.coordinator_api import CoordinatorConfig, ResponseCallback
 from model.messages import (
-    DescribedGroup,
-    DescribedMember,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    GroupView,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    MemberView,
-    Request,
+    DescribedGroup, DescribedMember, DescribeGroupsRequest, DescribeGroupsResponse, GroupView,
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, MemberView, Request
 )
 from model.vocabulary import Error, GroupState
 

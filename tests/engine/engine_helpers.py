@@ -6,7 +6,7 @@ from typing import Optional
 
 from check.abstract import AbstractModel, Bounds, Client, Successor, World
 from model.dsl import Guard, SpecDefect, Table
-from check.native import _Engine
+from groupspec_engine import Engine
 
 
 def python_view(s: Successor) -> tuple[bool, Optional[list[str]], Optional[str], list[str], str,
@@ -19,7 +19,7 @@ def python_view(s: Successor) -> tuple[bool, Optional[list[str]], Optional[str],
             [repr(c) for c in s.world.clients])
 
 
-def first_difference(model: AbstractModel, engine: _Engine, world: World,
+def first_difference(model: AbstractModel, engine: Engine, world: World,
                      packed: bytes) -> tuple[Optional[str], list[Successor], list[bytes]]:
     """Compares both engines' successors of one world: (a description of the first difference
     or None, the Python successors, the native packed successor worlds)."""
@@ -48,6 +48,6 @@ def clients_repr(clients: tuple[Client, ...]) -> list[str]:
 
 
 def make(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> tuple[
-        AbstractModel, _Engine]:
+        AbstractModel, Engine]:
     from check.native import make_engine
     return AbstractModel(table, urgent, bounds), make_engine(table, urgent, bounds)

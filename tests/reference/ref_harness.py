@@ -8,30 +8,12 @@ from typing import Any, Optional
 
 from model.coordinator_api import CoordinatorConfig, Recorder
 from model.messages import (
-    DeleteGroupsRequest,
-    DeleteGroupsResponse,
-    DescribedGroup,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    GroupView,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    ListGroupsRequest,
-    ListGroupsResponse,
-    MemberIdentity,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    ProtocolMetadata,
-    Response,
-    SyncGroupRequest,
-    SyncGroupResponse,
-    TopicPartition,
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribeGroupsRequest,
+    DescribeGroupsResponse, GroupView, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
+    MemberIdentity, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, ProtocolMetadata, Response, SyncGroupRequest, SyncGroupResponse,
+    TopicPartition
 )
 from model.vocabulary import Error, GroupState, TimerEvent
 
