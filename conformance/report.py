@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from typing import Any, Iterable
+
+from model.atomic import write_text_atomic
 
 from conformance.expect import thaw
 from conformance.runner import Outcome, ScenarioResult
@@ -57,15 +57,5 @@ def json_report(results: list[ScenarioResult], target: str) -> dict[str, Any]:
 
 
 def write_json(path: str, document: dict[str, Any]) -> None:
-    """Write atomically: the file is either complete or untouched."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".report-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(document, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write atomically (model.atomic): the file is either complete or untouched."""
+    write_text_atomic(path, json.dumps(document, indent=2) + "\n")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Final, Optional, Protocol, TextIO
 
 from model.coordinator_api import Coordinator, CoordinatorConfig, Recorder
+from model.atomic import open_staged
 from model.errors import BadInput
 from model.messages import (
     HeartbeatRequest,
@@ -287,7 +288,7 @@ def generate(options: GeneratorOptions, factory: CoordinatorFactory, out_dir: Pa
         for key in ("bugged_groups", "bug_observable_groups"):
             manifest[key] = [_group_id(i) for i in sorted(manifest[key])]
         manifest["files"] = names
-        (out.path("manifest.json")).write_text(json.dumps(manifest, indent=2) + "\n")
+        out.write("manifest.json", json.dumps(manifest, indent=2) + "\n")
         out.commit({"groups": options.groups, "events": manifest["events"]})
     return manifest
 
@@ -414,9 +415,13 @@ class _Writer(Protocol):
     def close(self) -> None: ...
 
 
+# The part files are created inside the output directory being built (`open_staged`: the worker
+# processes are handed their paths in it), so they appear only when the whole directory is published.
+
+
 class _JsonlWriter:
     def __init__(self, path: Path) -> None:
-        self._handle = open(path, "w", encoding="utf-8")
+        self._handle = open_staged(path)
 
     def write(self, events: list[TraceEvent]) -> None:
         for e in events:
@@ -434,7 +439,8 @@ class _ParquetWriter:
         from traces.schema import arrow_schema
 
         self._schema = arrow_schema()
-        self._writer = pq.ParquetWriter(str(path), self._schema)
+        self._handle = open_staged(path, binary=True)
+        self._writer = pq.ParquetWriter(self._handle, self._schema)
         self._rows: list[dict[str, Any]] = []
 
     def write(self, events: list[TraceEvent]) -> None:
@@ -450,8 +456,11 @@ class _ParquetWriter:
             self._rows = []
 
     def close(self) -> None:
-        self._flush()
-        self._writer.close()
+        try:
+            self._flush()
+            self._writer.close()
+        finally:
+            self._handle.close()
 
 
 def _writer(path: Path, fmt: str) -> _Writer:
