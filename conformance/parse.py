@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional, TypeVar, cast
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec
 from model.errors import BadInput
@@ -19,42 +19,13 @@ from model.vocabulary import KAFKA_STATES, Error, GroupState
 
 from conformance.expect import KEYS, SINGLE_ERROR_OPS, Kind
 from conformance.scenario import (
-    FORMAT,
-    AdvanceStep,
-    CheckErrorCountsStep,
-    CheckGroupStep,
-    CheckOneOfStep,
-    CheckPendingStep,
-    CheckResponseStep,
-    CheckSameErrorsStep,
-    CommitStep,
-    DeleteGroupsStep,
-    DescribeStep,
-    Expect,
-    FetchOffsetsStep,
-    Frozen,
-    FrozenObject,
-    GenerationRef,
-    HeartbeatStep,
-    JoinStep,
-    LeaveStep,
-    ListGroupsStep,
-    MemberRef,
-    RequestMeta,
-    Scenario,
-    ScenarioFile,
-    SelectProtocolCase,
-    SetupAddGroupStep,
-    SetupForceTransitionStep,
-    SetupLoadStep,
-    SetupPrepareRebalanceStep,
-    SetupUnloadStep,
-    Step,
-    SupportsProtocolsCase,
-    SyncStep,
-    TransitionCase,
-    UnitSelectProtocolStep,
-    UnitTransitionsStep,
+    FORMAT, REQUEST_STEP_TYPES, AdvanceStep, CheckErrorCountsStep, CheckGroupStep, CheckOneOfStep,
+    CheckPendingStep, CheckResponseStep, CheckSameErrorsStep, CommitStep, Defaults, DeleteGroupsStep,
+    DescribeStep, Expect, FetchOffsetsStep, Frozen, FrozenObject, GenerationRef, HeartbeatStep,
+    JoinDefaults, JoinStep, LeaveStep, ListGroupsStep, MemberRef, RequestMeta, Scenario, ScenarioFile,
+    SelectProtocolCase, SetupAddGroupStep, SetupForceTransitionStep, SetupLoadStep,
+    SetupPrepareRebalanceStep, SetupUnloadStep, Step, SupportsProtocolsCase, SyncStep, TransitionCase,
+    UnitSelectProtocolStep, UnitTransitionsStep,
 )
 
 T = TypeVar("T")
@@ -67,19 +38,6 @@ _DESCRIBED_STATES = frozenset(s.name for s in KAFKA_STATES) | {""}
 class ScenarioFormatError(BadInput):
     """A scenario file that does not follow the format; the message says where and what."""
 
-
-# Built-in join fields, used when neither the step nor `defaults.join` gives one. They are the
-# values of a default Java consumer (KafkaConsumer 3.9: JoinGroup v9, session.timeout.ms 45000 is
-# the client default but scenarios here use Kafka's test value 10000, max.poll.interval.ms 300000).
-_JOIN_BUILTINS: dict[str, Any] = {
-    "client_id": "consumer",
-    "protocol_type": "consumer",
-    "protocols": [{"name": "range", "metadata": ""}],
-    "session_timeout_ms": 10000,
-    "rebalance_timeout_ms": 300000,
-    "require_known_member_id": True,
-    "supports_skip_assignment": True,
-}
 
 _CONFIG_FIELDS: dict[str, str] = {
     "group_min_session_timeout_ms": "int",
@@ -257,7 +215,7 @@ class _ScenarioScope:
 
 
 class _StepParser:
-    def __init__(self, where: _Where, defaults: "_Defaults", scope: _ScenarioScope) -> None:
+    def __init__(self, where: _Where, defaults: Defaults, scope: _ScenarioScope) -> None:
         self.w = where
         self.v = _Values(where)
         self.d = defaults
@@ -398,7 +356,7 @@ class _StepParser:
             return self.d.group
         return g
 
-    def meta(self, o: _Obj, op: str, index: int, raw: str, has_group: bool = True) -> RequestMeta:
+    def meta(self, o: _Obj, op: str, index: int, has_group: bool = True) -> RequestMeta:
         rid = o.opt("id", self.v.str_)
         if rid is not None and rid in self.scope.requests:
             raise self.w.fail("id", f"{rid!r} is already the id of an earlier request step")
@@ -421,7 +379,7 @@ class _StepParser:
             expect = o.opt("expect", lambda x, n: self.expect(op, x, n)) or ()
         if rid is not None:
             self.scope.requests[rid] = op
-        return RequestMeta(index, raw, rid, group, later, expect, bind)
+        return RequestMeta(index, rid, group, later, expect, bind)
 
     def parse(self, index: int, raw_step: Any) -> Step:
         if not isinstance(raw_step, dict):
@@ -433,45 +391,37 @@ class _StepParser:
         if not isinstance(op, str) or op not in _STEP_PARSERS:
             raise self.w.wrong("op", "one of " + ", ".join(sorted(_STEP_PARSERS)), op)
         o = _Obj(raw_step, self.w, "", {"op"})
-        raw = json.dumps(raw_step, sort_keys=False)
-        step = _STEP_PARSERS[op](self, o, index, raw)
+        step = _STEP_PARSERS[op](self, o, index)
         o.finish(f"op {op}")
-        return step
+        raw = json.dumps(raw_step, sort_keys=False)
+        if isinstance(step, REQUEST_STEP_TYPES):
+            return replace(step, meta=replace(step.meta, raw=raw))
+        return replace(step, raw=raw)
 
-    def p_join(self, o: _Obj, i: int, raw: str) -> JoinStep:
+    def p_join(self, o: _Obj, i: int) -> JoinStep:
         v, j = self.v, self.d.join
-        member = o.need("member", self.member)
-        instance_id = o.opt("instance_id", v.str_)
-        protocols = o.opt("protocols", v.protocols)
-        if protocols is None:
-            protocols = v.protocols(j["protocols"], "defaults.join.protocols")
+
         def pick(key: str, conv: Callable[[Any, str], T]) -> T:
             got = o.opt(key, conv)
-            return got if got is not None else conv(j[key], f"defaults.join.{key}")
+            return got if got is not None else cast(T, getattr(j, key))
 
-        protocol_type = pick("protocol_type", v.str_)
-        session_timeout_ms = pick("session_timeout_ms", v.int_)
-        rebalance_timeout_ms = pick("rebalance_timeout_ms", v.int_)
-        require_known = pick("require_known_member_id", v.bool_)
-        skip_assignment = pick("supports_skip_assignment", v.bool_)
-        client_id = pick("client_id", v.str_)
-        append_error = o.opt("append_error", v.error)
-        meta = self.meta(o, "join", i, raw)
+        member = o.need("member", self.member)
+        instance_id = o.opt("instance_id", v.str_)
         return JoinStep(
-            meta,
-            member,
-            instance_id,
-            protocol_type,
-            protocols,
-            session_timeout_ms,
-            rebalance_timeout_ms,
-            require_known,
-            skip_assignment,
-            client_id,
-            append_error,
+            member=member,
+            instance_id=instance_id,
+            protocols=pick("protocols", v.protocols),
+            protocol_type=pick("protocol_type", v.str_),
+            session_timeout_ms=pick("session_timeout_ms", v.int_),
+            rebalance_timeout_ms=pick("rebalance_timeout_ms", v.int_),
+            require_known_member_id=pick("require_known_member_id", v.bool_),
+            supports_skip_assignment=pick("supports_skip_assignment", v.bool_),
+            client_id=pick("client_id", v.str_),
+            append_error=o.opt("append_error", v.error),
+            meta=self.meta(o, "join", i),
         )
 
-    def p_sync(self, o: _Obj, i: int, raw: str) -> SyncStep:
+    def p_sync(self, o: _Obj, i: int) -> SyncStep:
         v = self.v
         member = o.need("member", self.member)
         generation = o.need("generation", self.generation)
@@ -483,32 +433,32 @@ class _StepParser:
             assignments = tuple((self.member(k, f"assignments.{k}"), v.hex_(x, f"assignments.{k}")) for k, x in a.data.items())
         pt = o.opt("protocol_type", v.str_)
         pn = o.opt("protocol_name", v.str_)
-        return SyncStep(self.meta(o, "sync", i, raw), member, generation, instance_id, assignments, pt, pn)
+        return SyncStep(self.meta(o, "sync", i), member, generation, instance_id, assignments, pt, pn)
 
-    def p_heartbeat(self, o: _Obj, i: int, raw: str) -> HeartbeatStep:
+    def p_heartbeat(self, o: _Obj, i: int) -> HeartbeatStep:
         member = o.need("member", self.member)
         generation = o.need("generation", self.generation)
         instance_id = o.opt("instance_id", self.v.str_)
-        return HeartbeatStep(self.meta(o, "heartbeat", i, raw), member, generation, instance_id)
+        return HeartbeatStep(self.meta(o, "heartbeat", i), member, generation, instance_id)
 
-    def p_leave(self, o: _Obj, i: int, raw: str) -> LeaveStep:
+    def p_leave(self, o: _Obj, i: int) -> LeaveStep:
         members = []
         for k, m in enumerate(o.need("members", self.v.list_)):
             mo = self.v.obj(m, f"members[{k}]")
             members.append((mo.need("member_id", self.member), mo.opt("instance_id", self.v.str_)))
             mo.finish("a leaving member")
-        return LeaveStep(self.meta(o, "leave", i, raw), tuple(members))
+        return LeaveStep(self.meta(o, "leave", i), tuple(members))
 
-    def p_commit(self, o: _Obj, i: int, raw: str) -> CommitStep:
+    def p_commit(self, o: _Obj, i: int) -> CommitStep:
         v = self.v
         member = o.need("member", self.member)
         generation = o.need("generation", self.generation)
         instance_id = o.opt("instance_id", v.str_)
         offs = o.need("offsets", v.obj)
         offsets = tuple((v.partition(k, f"offsets.{k}"), v.int_(x, f"offsets.{k}")) for k, x in offs.data.items())
-        return CommitStep(self.meta(o, "commit", i, raw), member, generation, instance_id, offsets)
+        return CommitStep(self.meta(o, "commit", i), member, generation, instance_id, offsets)
 
-    def p_fetch_offsets(self, o: _Obj, i: int, raw: str) -> FetchOffsetsStep:
+    def p_fetch_offsets(self, o: _Obj, i: int) -> FetchOffsetsStep:
         o.taken.add("partitions")
         if "partitions" not in o.data:
             raise self.w.fail("partitions", "missing required field (a list of \"topic-N\", or null for all)")
@@ -516,33 +466,33 @@ class _StepParser:
         parts = None
         if raw_parts is not None:
             parts = tuple(self.v.partition(p, f"partitions[{k}]") for k, p in enumerate(self.v.list_(raw_parts, "partitions")))
-        return FetchOffsetsStep(self.meta(o, "fetch_offsets", i, raw), parts)
+        return FetchOffsetsStep(self.meta(o, "fetch_offsets", i), parts)
 
-    def p_describe(self, o: _Obj, i: int, raw: str) -> DescribeStep:
-        return DescribeStep(self.meta(o, "describe", i, raw))
+    def p_describe(self, o: _Obj, i: int) -> DescribeStep:
+        return DescribeStep(self.meta(o, "describe", i))
 
-    def p_list_groups(self, o: _Obj, i: int, raw: str) -> ListGroupsStep:
+    def p_list_groups(self, o: _Obj, i: int) -> ListGroupsStep:
         states = o.opt("states", self.v.str_list) or ()
-        return ListGroupsStep(self.meta(o, "list_groups", i, raw, has_group=False), states)
+        return ListGroupsStep(self.meta(o, "list_groups", i, has_group=False), states)
 
-    def p_delete_groups(self, o: _Obj, i: int, raw: str) -> DeleteGroupsStep:
+    def p_delete_groups(self, o: _Obj, i: int) -> DeleteGroupsStep:
         groups = o.need("groups", self.v.str_list)
-        return DeleteGroupsStep(self.meta(o, "delete_groups", i, raw, has_group=False), groups)
+        return DeleteGroupsStep(self.meta(o, "delete_groups", i, has_group=False), groups)
 
-    def p_advance(self, o: _Obj, i: int, raw: str) -> AdvanceStep:
-        return AdvanceStep(i, raw, o.need("ms", self.v.nonneg))
+    def p_advance(self, o: _Obj, i: int) -> AdvanceStep:
+        return AdvanceStep(i, o.need("ms", self.v.nonneg))
 
-    def p_check_response(self, o: _Obj, i: int, raw: str) -> CheckResponseStep:
+    def p_check_response(self, o: _Obj, i: int) -> CheckResponseStep:
         rid = o.need("id", self.request_id)
         op = self.scope.requests[rid]
         bind = None
         if o.has("bind"):
             bind = o.take("bind", lambda x, n: self.bind(x, n, i), None)
         expect = o.opt("expect", lambda x, n: self.expect(op, x, n)) or ()
-        return CheckResponseStep(i, raw, rid, op, expect, bind, *self.tolerance(o))
+        return CheckResponseStep(i, rid, op, expect, bind, *self.tolerance(o))
 
-    def p_check_pending(self, o: _Obj, i: int, raw: str) -> CheckPendingStep:
-        return CheckPendingStep(i, raw, o.need("id", self.request_id), *self.tolerance(o))
+    def p_check_pending(self, o: _Obj, i: int) -> CheckPendingStep:
+        return CheckPendingStep(i, o.need("id", self.request_id), *self.tolerance(o))
 
     def tolerance(self, o: _Obj) -> tuple[int, str]:
         """`tolerance_ms` (real-clock targets only) and the `tolerance_why` it needs."""
@@ -554,10 +504,10 @@ class _StepParser:
             raise o.where.fail(o.name("tolerance_why"), "missing: a tolerance_ms needs its reason")
         return ms, why
 
-    def p_check_group(self, o: _Obj, i: int, raw: str) -> CheckGroupStep:
+    def p_check_group(self, o: _Obj, i: int) -> CheckGroupStep:
         group = self.group(o)
         expect = o.need("expect", lambda x, n: self.expect("check_group", x, n))
-        return CheckGroupStep(i, raw, group, expect, *self.tolerance(o))
+        return CheckGroupStep(i, group, expect, *self.tolerance(o))
 
     def _error_ids(self, v: Any, name: str) -> tuple[str, ...]:
         ids = []
@@ -568,24 +518,24 @@ class _StepParser:
             ids.append(rid)
         return tuple(ids)
 
-    def p_check_error_counts(self, o: _Obj, i: int, raw: str) -> CheckErrorCountsStep:
+    def p_check_error_counts(self, o: _Obj, i: int) -> CheckErrorCountsStep:
         ids = o.need("ids", self._error_ids)
         c = o.need("counts", self.v.obj)
         counts = tuple((self.v.error(k, f"counts.{k}"), self.v.nonneg(x, f"counts.{k}")) for k, x in c.data.items())
         if sum(n for _, n in counts) != len(ids):
             raise self.w.fail("counts", f"the counts add up to {sum(n for _, n in counts)} but there are {len(ids)} ids")
-        return CheckErrorCountsStep(i, raw, ids, counts)
+        return CheckErrorCountsStep(i, ids, counts)
 
-    def p_check_same_errors(self, o: _Obj, i: int, raw: str) -> CheckSameErrorsStep:
+    def p_check_same_errors(self, o: _Obj, i: int) -> CheckSameErrorsStep:
         pairs = []
         for k, p in enumerate(o.need("pairs", self.v.list_)):
             ids = self._error_ids(p, f"pairs[{k}]")
             if len(ids) != 2:
                 raise self.w.wrong(f"pairs[{k}]", "a pair of two request ids", p)
             pairs.append((ids[0], ids[1]))
-        return CheckSameErrorsStep(i, raw, tuple(pairs))
+        return CheckSameErrorsStep(i, tuple(pairs))
 
-    def p_check_one_of(self, o: _Obj, i: int, raw: str) -> CheckOneOfStep:
+    def p_check_one_of(self, o: _Obj, i: int) -> CheckOneOfStep:
         ids = o.need("ids", lambda x, n: tuple(self.request_id(y, f"{n}[{k}]") for k, y in enumerate(self.v.list_(x, n))))
         ops = {self.scope.requests[r] for r in ids}
         if len(ops) != 1:
@@ -597,14 +547,14 @@ class _StepParser:
         if other and op != "join":
             raise self.w.fail("follower_expect.leader_is_other", "only meaningful for join responses")
         follower = self.expect(op, fo.data, "follower_expect", extra=("leader_is_other",))
-        return CheckOneOfStep(i, raw, ids, op, leader, follower, bool(other))
+        return CheckOneOfStep(i, ids, op, leader, follower, bool(other))
 
     def _require_backdoor(self, o: _Obj) -> None:
         flag = o.need("backdoor", self.v.bool_)
         if flag is not True:
             raise self.w.wrong("backdoor", "true (this step needs a test hook)", flag)
 
-    def p_setup_add_group(self, o: _Obj, i: int, raw: str) -> SetupAddGroupStep:
+    def p_setup_add_group(self, o: _Obj, i: int) -> SetupAddGroupStep:
         self._require_backdoor(o)
         group = self.group(o)
         state = o.need("state", self.v.state)
@@ -615,42 +565,42 @@ class _StepParser:
             mo = v.obj(m, f"members[{k}]")
             protos = mo.opt("protocols", v.protocols)
             if protos is None:
-                protos = v.protocols(j["protocols"], "defaults.join.protocols")
+                protos = j.protocols
             members.append(
                 MemberSpec(
                     member_id=mo.need("id", v.str_),
                     group_instance_id=mo.opt("instance_id", v.str_),
                     protocols=tuple((p.name, p.metadata) for p in protos),
-                    session_timeout_ms=mo.take("session_timeout_ms", v.int_, j["session_timeout_ms"]),
-                    rebalance_timeout_ms=mo.take("rebalance_timeout_ms", v.int_, j["rebalance_timeout_ms"]),
+                    session_timeout_ms=mo.take("session_timeout_ms", v.int_, j.session_timeout_ms),
+                    rebalance_timeout_ms=mo.take("rebalance_timeout_ms", v.int_, j.rebalance_timeout_ms),
                 )
             )
             mo.finish("a setup member")
-        ptype = o.take("protocol_type", v.str_, j["protocol_type"])
-        return SetupAddGroupStep(i, raw, group, state, tuple(members), ptype)
+        ptype = o.take("protocol_type", v.str_, j.protocol_type)
+        return SetupAddGroupStep(i, group, state, tuple(members), ptype)
 
-    def p_setup_prepare_rebalance(self, o: _Obj, i: int, raw: str) -> SetupPrepareRebalanceStep:
+    def p_setup_prepare_rebalance(self, o: _Obj, i: int) -> SetupPrepareRebalanceStep:
         self._require_backdoor(o)
-        return SetupPrepareRebalanceStep(i, raw, self.group(o))
+        return SetupPrepareRebalanceStep(i, self.group(o))
 
-    def p_setup_force_transition(self, o: _Obj, i: int, raw: str) -> SetupForceTransitionStep:
+    def p_setup_force_transition(self, o: _Obj, i: int) -> SetupForceTransitionStep:
         self._require_backdoor(o)
-        return SetupForceTransitionStep(i, raw, self.group(o), o.need("state", self.v.state))
+        return SetupForceTransitionStep(i, self.group(o), o.need("state", self.v.state))
 
-    def p_setup_unload(self, o: _Obj, i: int, raw: str) -> SetupUnloadStep:
+    def p_setup_unload(self, o: _Obj, i: int) -> SetupUnloadStep:
         self._require_backdoor(o)
-        return SetupUnloadStep(i, raw, self.group(o))
+        return SetupUnloadStep(i, self.group(o))
 
-    def p_setup_load(self, o: _Obj, i: int, raw: str) -> SetupLoadStep:
+    def p_setup_load(self, o: _Obj, i: int) -> SetupLoadStep:
         self._require_backdoor(o)
-        return SetupLoadStep(i, raw, self.group(o))
+        return SetupLoadStep(i, self.group(o))
 
     def _allow_backdoor(self, o: _Obj) -> None:
         """unit_* steps need a test hook too; `backdoor: true` may be written, nothing else."""
         if o.has("backdoor"):
             self._require_backdoor(o)
 
-    def p_unit_transitions(self, o: _Obj, i: int, raw: str) -> UnitTransitionsStep:
+    def p_unit_transitions(self, o: _Obj, i: int) -> UnitTransitionsStep:
         v = self.v
         self._allow_backdoor(o)
         start = o.need("start", v.state)
@@ -660,9 +610,9 @@ class _StepParser:
             path = co.need("path", lambda x, n: tuple(v.state(s, f"{n}[{q}]") for q, s in enumerate(v.list_(x, n))))
             cases.append(TransitionCase(path, co.need("ok", v.bool_)))
             co.finish("a transition case")
-        return UnitTransitionsStep(i, raw, start, tuple(cases), o.opt("can_rebalance", v.bool_))
+        return UnitTransitionsStep(i, start, tuple(cases), o.opt("can_rebalance", v.bool_))
 
-    def p_unit_select_protocol(self, o: _Obj, i: int, raw: str) -> UnitSelectProtocolStep:
+    def p_unit_select_protocol(self, o: _Obj, i: int) -> UnitSelectProtocolStep:
         v = self.v
         self._allow_backdoor(o)
 
@@ -704,10 +654,10 @@ class _StepParser:
                 )
             )
             co.finish("a supports-protocols case")
-        return UnitSelectProtocolStep(i, raw, tuple(cases), tuple(supports))
+        return UnitSelectProtocolStep(i, tuple(cases), tuple(supports))
 
 
-_STEP_PARSERS: dict[str, Callable[[_StepParser, _Obj, int, str], Step]] = {
+_STEP_PARSERS: dict[str, Callable[[_StepParser, _Obj, int], Step]] = {
     "join": _StepParser.p_join,
     "sync": _StepParser.p_sync,
     "heartbeat": _StepParser.p_heartbeat,
@@ -736,13 +686,6 @@ _STEP_PARSERS: dict[str, Callable[[_StepParser, _Obj, int, str], Step]] = {
 STEP_OPS: frozenset[str] = frozenset(_STEP_PARSERS)
 
 
-@dataclass(frozen=True)
-class _Defaults:
-    group: Optional[str]
-    config: dict[str, Any]
-    join: dict[str, Any]
-
-
 def _config(values: _Values, merged: dict[str, Any], name: str) -> CoordinatorConfig:
     kwargs: dict[str, Any] = {}
     for key, raw in merged.items():
@@ -758,23 +701,19 @@ def _config(values: _Values, merged: dict[str, Any], name: str) -> CoordinatorCo
     return CoordinatorConfig(**kwargs)
 
 
-def _defaults(top: dict[str, Any], where: _Where) -> _Defaults:
+def _defaults(top: dict[str, Any], where: _Where) -> tuple[Defaults, dict[str, Any]]:
+    """The file's defaults, and its `defaults.config` as written (merged under each scenario's)."""
     v = _Values(where)
     if "defaults" not in top:
-        return _Defaults(None, {}, dict(_JOIN_BUILTINS))
+        return Defaults(), {}
     d = v.obj(top["defaults"], "defaults")
     group = d.opt("group", v.str_)
     config = d.take("config", v.obj, None)
     join = d.take("join", v.obj, None)
     d.finish("defaults")
     cfg = dict(config.data) if config is not None else {}
-    _config(v, cfg, "defaults.config")  # validated here so the error names `defaults`
-    jd = dict(_JOIN_BUILTINS)
+    given: dict[str, Any] = {}
     if join is not None:
-        for key, raw in join.data.items():
-            if key not in _JOIN_BUILTINS:
-                raise where.fail(f"defaults.join.{key}", f"unknown join default (allowed: {', '.join(_JOIN_BUILTINS)})")
-            jd[key] = raw
         conv: dict[str, Callable[[Any, str], Any]] = {
             "client_id": v.str_,
             "protocol_type": v.str_,
@@ -785,8 +724,11 @@ def _defaults(top: dict[str, Any], where: _Where) -> _Defaults:
             "supports_skip_assignment": v.bool_,
         }
         for key in join.data:
-            conv[key](jd[key], f"defaults.join.{key}")
-    return _Defaults(group, cfg, jd)
+            if key not in conv:
+                raise where.fail(f"defaults.join.{key}", f"unknown join default (allowed: {', '.join(conv)})")
+        given = {key: conv[key](raw, f"defaults.join.{key}") for key, raw in join.data.items()}
+    # the config is validated here so that an error names `defaults`
+    return Defaults(group, _config(v, cfg, "defaults.config"), JoinDefaults(**given)), cfg
 
 
 def parse_text(text: str, path: str) -> ScenarioFile:
@@ -808,7 +750,7 @@ def _parse_text(text: str, path: str) -> ScenarioFile:
     fmt = top.get("format")
     if fmt != FORMAT:
         raise where.wrong("format", f'"{FORMAT}"', fmt)
-    defaults = _defaults(top, where)
+    defaults, default_config = _defaults(top, where)
     v = _Values(where)
     raw_scenarios = top.get("scenarios")
     if not isinstance(raw_scenarios, list) or not raw_scenarios:
@@ -828,7 +770,7 @@ def _parse_text(text: str, path: str) -> ScenarioFile:
         notes = so.take("notes", v.str_, "")
         tags = so.opt("tags", v.str_list) or ()
         own = so.take("config", v.obj, None)
-        merged = dict(defaults.config)
+        merged = dict(default_config)
         merged.update(own.data if own is not None else {})
         config = _config(v, merged, "config")
         parser = _StepParser(where, defaults, _ScenarioScope())
@@ -836,8 +778,8 @@ def _parse_text(text: str, path: str) -> ScenarioFile:
         steps = tuple(parser.parse(i, s) for i, s in enumerate(raw_steps))
         where.step = None
         so.finish("a scenario")
-        scenarios.append(Scenario(name, k, source, config, tags, steps, notes, json.dumps(raw)))
-    return ScenarioFile(path, tuple(scenarios), json.dumps(top.get("defaults", {})))
+        scenarios.append(Scenario(name, k, source, config, tags, steps, notes, raw=json.dumps(raw)))
+    return ScenarioFile(path, tuple(scenarios), defaults, defaults_raw=json.dumps(top.get("defaults", {})))
 
 
 def load(path: str) -> ScenarioFile:

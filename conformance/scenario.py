@@ -1,13 +1,15 @@
 """Typed records of a scenario file, format `kafka-classic-group-conformance/1`.
 
-See ../shared/scenario-format.md. `parse.py` builds these records from JSON; `runner.py` runs them.
-Every step record keeps `raw`, the step's JSON as written, so that a finding can be printed back
-as a scenario file unchanged.
+See ../shared/scenario-format.md. `parse.py` builds these records from JSON, `dump.py` writes them
+back (its inverse: parsing what it writes gives the same records); `runner.py` runs them. The
+records hold resolved values: a join step carries every field, the file's `defaults` filled in.
+Every step keeps `raw`, the step's JSON as written (not part of its value: records equal as values
+whatever the spelling), so that a finding can be printed back as the scenario file it came from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec
@@ -54,6 +56,32 @@ class GenerationRef:
 
 
 @dataclass(frozen=True, slots=True)
+class JoinDefaults:
+    """The fields a `join` step (and a `setup_add_group` member) leaves out: the file's
+    `defaults.join` over these built-in values, those of a default Java consumer (KafkaConsumer 3.9:
+    JoinGroup v9; session.timeout.ms 45000 is the client default but scenarios here use Kafka's
+    test value 10000; max.poll.interval.ms 300000)."""
+
+    client_id: str = "consumer"
+    protocol_type: str = "consumer"
+    protocols: tuple[ProtocolMetadata, ...] = (ProtocolMetadata("range", b""),)
+    session_timeout_ms: int = 10000
+    rebalance_timeout_ms: int = 300000
+    require_known_member_id: bool = True
+    supports_skip_assignment: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """A file's `defaults`: the group id of a step with no `group`, the configuration each
+    scenario's `config` is merged over, and the join fields."""
+
+    group: Optional[str] = None
+    config: CoordinatorConfig = CoordinatorConfig()
+    join: JoinDefaults = JoinDefaults()
+
+
+@dataclass(frozen=True, slots=True)
 class Expect:
     """One `expect` entry: a key of the op's expect table and its (shape-checked) value."""
 
@@ -66,12 +94,25 @@ class RequestMeta:
     """What every request step carries besides its op-specific fields."""
 
     index: int
-    raw: str
     id: Optional[str]
     group: str
     await_later: bool
     expect: tuple[Expect, ...]
     bind: Optional[str]  # binds $X to the response's member id
+    raw: str = field(default="", compare=False, repr=False, kw_only=True)  # the JSON as written
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """A step that is not a request: its position in the scenario."""
+
+    index: int
+    raw: str = field(default="", compare=False, repr=False, kw_only=True)  # the JSON as written
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupStep(_Step):
+    group: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,42 +187,13 @@ class DeleteGroupsStep:
     groups: tuple[str, ...]
 
 
-RequestStep = Union[
-    JoinStep,
-    SyncStep,
-    HeartbeatStep,
-    LeaveStep,
-    CommitStep,
-    FetchOffsetsStep,
-    DescribeStep,
-    ListGroupsStep,
-    DeleteGroupsStep,
-]
-
-REQUEST_OPS: dict[type, str] = {
-    JoinStep: "join",
-    SyncStep: "sync",
-    HeartbeatStep: "heartbeat",
-    LeaveStep: "leave",
-    CommitStep: "commit",
-    FetchOffsetsStep: "fetch_offsets",
-    DescribeStep: "describe",
-    ListGroupsStep: "list_groups",
-    DeleteGroupsStep: "delete_groups",
-}
-
-
 @dataclass(frozen=True, slots=True)
-class AdvanceStep:
-    index: int
-    raw: str
+class AdvanceStep(_Step):
     ms: int
 
 
 @dataclass(frozen=True, slots=True)
-class CheckResponseStep:
-    index: int
-    raw: str
+class CheckResponseStep(_Step):
     id: str
     op: str  # the op of the request step `id` names
     expect: tuple[Expect, ...]
@@ -193,9 +205,7 @@ class CheckResponseStep:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckPendingStep:
-    index: int
-    raw: str
+class CheckPendingStep(_Step):
     id: str
     # Real-clock targets: a response that arrived at most this much real time ago still passes.
     tolerance_ms: int = 0
@@ -203,10 +213,7 @@ class CheckPendingStep:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckGroupStep:
-    index: int
-    raw: str
-    group: str
+class CheckGroupStep(_GroupStep):
     expect: tuple[Expect, ...]
     # Real-clock targets: when this step directly follows an advance, it runs this much real time
     # before the advance's end (the rest of the advance follows it): a check just before a deadline
@@ -216,24 +223,18 @@ class CheckGroupStep:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckErrorCountsStep:
-    index: int
-    raw: str
+class CheckErrorCountsStep(_Step):
     ids: tuple[str, ...]
     counts: tuple[tuple[Error, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class CheckSameErrorsStep:
-    index: int
-    raw: str
+class CheckSameErrorsStep(_Step):
     pairs: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class CheckOneOfStep:
-    index: int
-    raw: str
+class CheckOneOfStep(_Step):
     ids: tuple[str, ...]
     op: str
     leader_expect: tuple[Expect, ...]
@@ -242,46 +243,30 @@ class CheckOneOfStep:
 
 
 @dataclass(frozen=True, slots=True)
-class SetupAddGroupStep:
-    index: int
-    raw: str
-    group: str
+class SetupAddGroupStep(_GroupStep):
     state: GroupState
     members: tuple[MemberSpec, ...]
     protocol_type: str
 
 
 @dataclass(frozen=True, slots=True)
-class SetupPrepareRebalanceStep:
-    index: int
-    raw: str
-    group: str
+class SetupPrepareRebalanceStep(_GroupStep):
+    """Forces a rebalance of the group."""
 
 
 @dataclass(frozen=True, slots=True)
-class SetupForceTransitionStep:
-    index: int
-    raw: str
-    group: str
+class SetupForceTransitionStep(_GroupStep):
     state: GroupState
 
 
 @dataclass(frozen=True, slots=True)
-class SetupUnloadStep:
+class SetupUnloadStep(_GroupStep):
     """Extension of the format: partition emigration (WhiteBoxCoordinator.unload)."""
-
-    index: int
-    raw: str
-    group: str
 
 
 @dataclass(frozen=True, slots=True)
-class SetupLoadStep:
+class SetupLoadStep(_GroupStep):
     """Extension of the format: partition immigration (WhiteBoxCoordinator.load)."""
-
-    index: int
-    raw: str
-    group: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,9 +276,7 @@ class TransitionCase:
 
 
 @dataclass(frozen=True, slots=True)
-class UnitTransitionsStep:
-    index: int
-    raw: str
+class UnitTransitionsStep(_Step):
     start: GroupState
     cases: tuple[TransitionCase, ...]
     can_rebalance: Optional[bool]
@@ -316,39 +299,44 @@ class SupportsProtocolsCase:
 
 
 @dataclass(frozen=True, slots=True)
-class UnitSelectProtocolStep:
-    index: int
-    raw: str
+class UnitSelectProtocolStep(_Step):
     cases: tuple[SelectProtocolCase, ...]
     supports_protocols: tuple[SupportsProtocolsCase, ...]
 
 
+RequestStep = Union[
+    JoinStep, SyncStep, HeartbeatStep, LeaveStep, CommitStep, FetchOffsetsStep, DescribeStep,
+    ListGroupsStep, DeleteGroupsStep,
+]
 Step = Union[
-    JoinStep,
-    SyncStep,
-    HeartbeatStep,
-    LeaveStep,
-    CommitStep,
-    FetchOffsetsStep,
-    DescribeStep,
-    ListGroupsStep,
-    DeleteGroupsStep,
-    AdvanceStep,
-    CheckResponseStep,
-    CheckPendingStep,
-    CheckGroupStep,
-    CheckErrorCountsStep,
-    CheckSameErrorsStep,
-    CheckOneOfStep,
-    SetupAddGroupStep,
-    SetupPrepareRebalanceStep,
-    SetupForceTransitionStep,
-    SetupUnloadStep,
-    SetupLoadStep,
-    UnitTransitionsStep,
-    UnitSelectProtocolStep,
+    RequestStep, AdvanceStep, CheckResponseStep, CheckPendingStep, CheckGroupStep,
+    CheckErrorCountsStep, CheckSameErrorsStep, CheckOneOfStep, SetupAddGroupStep,
+    SetupPrepareRebalanceStep, SetupForceTransitionStep, SetupUnloadStep, SetupLoadStep,
+    UnitTransitionsStep, UnitSelectProtocolStep,
 ]
 
+REQUEST_STEP_TYPES = (JoinStep, SyncStep, HeartbeatStep, LeaveStep, CommitStep, FetchOffsetsStep,
+                      DescribeStep, ListGroupsStep, DeleteGroupsStep)
+# The op of each step type, as the file spells it.
+REQUEST_OPS: dict[type, str] = dict(zip(REQUEST_STEP_TYPES, (
+    "join", "sync", "heartbeat", "leave", "commit", "fetch_offsets", "describe", "list_groups", "delete_groups")))
+OP_OF_TYPE: dict[type, str] = {
+    **REQUEST_OPS,
+    AdvanceStep: "advance",
+    CheckResponseStep: "check_response",
+    CheckPendingStep: "check_pending",
+    CheckGroupStep: "check_group",
+    CheckErrorCountsStep: "check_error_counts",
+    CheckSameErrorsStep: "check_same_errors",
+    CheckOneOfStep: "check_one_of",
+    SetupAddGroupStep: "setup_add_group",
+    SetupPrepareRebalanceStep: "setup_prepare_rebalance",
+    SetupForceTransitionStep: "setup_force_transition",
+    SetupUnloadStep: "setup_unload",
+    SetupLoadStep: "setup_load",
+    UnitTransitionsStep: "unit_transitions",
+    UnitSelectProtocolStep: "unit_select_protocol",
+}
 BACKDOOR_STEPS: tuple[type, ...] = (
     SetupAddGroupStep,
     SetupPrepareRebalanceStep,
@@ -357,19 +345,9 @@ BACKDOOR_STEPS: tuple[type, ...] = (
     UnitSelectProtocolStep,
 )
 WHITE_BOX_STEPS: tuple[type, ...] = (SetupUnloadStep, SetupLoadStep)
-
-
-REQUEST_STEP_TYPES = (
-    JoinStep,
-    SyncStep,
-    HeartbeatStep,
-    LeaveStep,
-    CommitStep,
-    FetchOffsetsStep,
-    DescribeStep,
-    ListGroupsStep,
-    DeleteGroupsStep,
-)
+# the steps that set a group up through a test hook: a group and the `backdoor: true` flag
+SETUP_STEPS = (SetupAddGroupStep, SetupPrepareRebalanceStep, SetupForceTransitionStep, SetupUnloadStep,
+               SetupLoadStep)
 
 
 def step_index(step: Step) -> int:
@@ -393,30 +371,14 @@ class Scenario:
     tags: tuple[str, ...]
     steps: tuple[Step, ...]
     notes: str
-    raw: str  # the scenario object as written (without the file's defaults)
+    # the scenario object as written (without the file's defaults)
+    raw: str = field(default="", compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
 class ScenarioFile:
     path: str
     scenarios: tuple[Scenario, ...]
-    defaults_raw: str  # the file's `defaults` object as written ("{}" when absent)
-
-
-OP_OF_TYPE: dict[type, str] = {
-    **REQUEST_OPS,
-    AdvanceStep: "advance",
-    CheckResponseStep: "check_response",
-    CheckPendingStep: "check_pending",
-    CheckGroupStep: "check_group",
-    CheckErrorCountsStep: "check_error_counts",
-    CheckSameErrorsStep: "check_same_errors",
-    CheckOneOfStep: "check_one_of",
-    SetupAddGroupStep: "setup_add_group",
-    SetupPrepareRebalanceStep: "setup_prepare_rebalance",
-    SetupForceTransitionStep: "setup_force_transition",
-    SetupUnloadStep: "setup_unload",
-    SetupLoadStep: "setup_load",
-    UnitTransitionsStep: "unit_transitions",
-    UnitSelectProtocolStep: "unit_select_protocol",
-}
+    defaults: Defaults = Defaults()
+    # the file's `defaults` object as written ("{}" when absent)
+    defaults_raw: str = field(default="{}", compare=False, repr=False, kw_only=True)
