@@ -2,9 +2,10 @@
 
 The engine is built at run time from the table as plain data (`table_data`): row ids, states,
 events, guards as atoms and negations, reply forms and errors, next states, effects in order,
-the fields each effect may modify, and the urgent events. It implements every atom, effect,
-reply form and invariant natively under the Python name; a table that names anything it lacks is
-refused when the engine is made (ValueError naming it).
+the fields each effect may modify, the urgent events, and the Group's fields (GROUP_FIELDS, the
+frame). It implements every atom, effect, reply form, invariant and Group field natively under the
+Python name; a table that names anything it lacks is refused when the engine is made (ValueError
+naming it).
 
 The engine reports where each violation is (a path of successor positions from the initial
 world, plus the position of the offending step for a transition invariant). Python replays the
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from check.abstract import AbstractModel, Bounds, World
-from model.dsl import EFFECTS, Guard, SpecDefect, Table
+from model.dsl import EFFECTS, GROUP_FIELDS, Guard, SpecDefect, Table
 from check.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
                            describe_group, parked_requests, properties_to_check, render_trace)
 from model.invariants import INVARIANTS, check_state, check_transition
@@ -91,7 +92,7 @@ def bounds_data(b: Bounds) -> dict[str, object]:
 def make_engine(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> Engine:
     """A native engine for this table and these bounds (ValueError names what it lacks)."""
     rows, urg, fields = table_data(table, urgent)
-    engine: Engine = engine_module().Engine(rows, urg, fields, bounds_data(bounds))
+    engine: Engine = engine_module().Engine(rows, urg, fields, sorted(GROUP_FIELDS), bounds_data(bounds))
     return engine
 
 

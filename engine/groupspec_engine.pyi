@@ -9,7 +9,8 @@ class Engine:
     """The explorer for one table and one set of bounds (check/native.py make_engine)."""
 
     def __init__(self, rows: list[RowData], urgent: list[tuple[str, list[tuple[str, bool]]]],
-                 effect_fields: list[tuple[str, list[str]]], bounds: dict[str, object]) -> None: ...
+                 effect_fields: list[tuple[str, list[str]]], group_fields: list[str],
+                 bounds: dict[str, object]) -> None: ...
 
     def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
                 max_states: Optional[int], first_violation_only: bool,

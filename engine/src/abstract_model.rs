@@ -130,7 +130,7 @@ impl Model {
 
     fn join(&self, i: u8, member: Mid, variant: u8) -> Req {
         let st = self.is_static(i);
-        Req::Join {
+        Req::Join(JoinReq {
             member,
             ptype: PT_CONSUMER,
             protocols: variant,
@@ -140,7 +140,7 @@ impl Model {
             require_known: self.b.require_known_member_id && !st,
             skip: true,
             client: i,
-        }
+        })
     }
 
     /// AbstractModel.actions, in its order.
@@ -246,8 +246,8 @@ impl Model {
         gens.sort_unstable();
         gens.dedup();
         let mut j = self.join(i, NOID, 0);
-        if let Req::Join { session_timeout, .. } = &mut j {
-            *session_timeout = 1;
+        if let Req::Join(join) = &mut j {
+            join.session_timeout = 1;
         }
         out.push(Action::send(i, j));
         let mut ids = vec![NOID];
@@ -259,8 +259,8 @@ impl Model {
             }
             for pt in [PT_CONNECT, PT_EMPTY] {
                 let mut j = self.join(i, m, 0);
-                if let Req::Join { ptype, .. } = &mut j {
-                    *ptype = pt;
+                if let Req::Join(join) = &mut j {
+                    join.ptype = pt;
                 }
                 out.push(Action::send(i, j));
             }
@@ -363,7 +363,7 @@ impl Model {
     /// AbstractModel.variants: whether the action has a second variant, the same request failing
     /// to append (with the append fault).
     fn append_variant(&self, a: &Action) -> bool {
-        let appends = matches!(a.req, Some(Req::Join { .. }) | Some(Req::Sync { .. }) | Some(Req::Commit { .. }));
+        let appends = matches!(a.req, Some(Req::Join(_)) | Some(Req::Sync { .. }) | Some(Req::Commit { .. }));
         self.b.has(F_APPEND) && a.kind == ActKind::Send && appends
     }
 
@@ -503,7 +503,7 @@ impl Model {
         if matches!(a.kind, ActKind::Send | ActKind::Impersonate) {
             let ci = a.client as usize;
             match &a.req {
-                Some(Req::Join { .. }) => cs[ci].phase = Phase::Joining,
+                Some(Req::Join(_)) => cs[ci].phase = Phase::Joining,
                 Some(Req::Sync { .. }) => cs[ci].phase = Phase::Syncing,
                 Some(Req::Leave { .. }) => cs[ci] = Client::fresh(cs[ci].epoch),
                 _ => {}

@@ -375,20 +375,24 @@ impl Group {
     }
 }
 
+/// A JoinGroupRequest of model/messages.py, as the abstract model sends it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct JoinReq {
+    pub member: Mid,
+    pub ptype: u8,
+    pub protocols: u8,
+    pub session_timeout: i32,
+    pub rebalance_timeout: i32,
+    pub instance: Inst,
+    pub require_known: bool,
+    pub skip: bool,
+    pub client: u8,
+}
+
 /// A request of model/messages.py, as the abstract model sends them.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Req {
-    Join {
-        member: Mid,
-        ptype: u8,
-        protocols: u8,
-        session_timeout: i32,
-        rebalance_timeout: i32,
-        instance: Inst,
-        require_known: bool,
-        skip: bool,
-        client: u8,
-    },
+    Join(JoinReq),
     Sync {
         member: Mid,
         generation: i32,
@@ -422,7 +426,7 @@ pub enum Req {
 impl Req {
     pub fn event(&self) -> Ev {
         match self {
-            Req::Join { .. } => Ev::JoinGroup,
+            Req::Join(_) => Ev::JoinGroup,
             Req::Sync { .. } => Ev::SyncGroup,
             Req::Heartbeat { .. } => Ev::Heartbeat,
             Req::Leave { .. } => Ev::LeaveGroup,
@@ -435,7 +439,7 @@ impl Req {
     }
     pub fn member_id(&self) -> Mid {
         match self {
-            Req::Join { member, .. }
+            Req::Join(JoinReq { member, .. })
             | Req::Sync { member, .. }
             | Req::Heartbeat { member, .. }
             | Req::Commit { member, .. } => *member,
@@ -444,7 +448,7 @@ impl Req {
     }
     pub fn instance(&self) -> Inst {
         match self {
-            Req::Join { instance, .. }
+            Req::Join(JoinReq { instance, .. })
             | Req::Sync { instance, .. }
             | Req::Heartbeat { instance, .. }
             | Req::Commit { instance, .. } => *instance,

@@ -91,7 +91,7 @@ pub fn selected_protocol_supported(t: &Transition) -> bool {
 fn fenced_items(before: &Group, inp: &Input) -> SmallVec<[(Mid, Inst, usize); 2]> {
     let items: LeaveItems = match &inp.req {
         Some(Req::Leave { members }) => members.clone(),
-        Some(Req::Join { .. }) => {
+        Some(Req::Join(_)) => {
             let m = member_id_of(inp);
             if m == NOID {
                 LeaveItems::new()

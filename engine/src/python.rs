@@ -1,4 +1,4 @@
-//! The PyO3 surface: `Engine(rows, urgent, effect_fields, bounds)`, `Engine.explore(...)`,
+//! The PyO3 surface: `Engine(rows, urgent, effect_fields, group_fields, bounds)`, `Engine.explore(...)`,
 //! `Engine.initial()`, `Engine.successors(world)` and `implemented()`.
 
 use crate::abstract_model::*;
@@ -31,12 +31,14 @@ fn rss_bytes() -> usize {
 impl Engine {
     /// rows: (id, states, event, guard literals, reply form, error name, next state, effects,
     /// new incarnation); urgent: (event, guard literals); effect_fields: (effect, fields it
-    /// modifies); bounds: the fields of check.abstract.Bounds.
+    /// modifies); group_fields: model/dsl.py GROUP_FIELDS; bounds: the fields of
+    /// check.abstract.Bounds.
     #[new]
     fn new(
         rows: Vec<RowTuple>,
         urgent: Vec<(String, Vec<(String, bool)>)>,
         effect_fields: Vec<(String, Vec<String>)>,
+        group_fields: Vec<String>,
         bounds: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
         let data = rows
@@ -53,7 +55,7 @@ impl Engine {
                 new_incarnation,
             })
             .collect();
-        let table = Table::new(data, urgent, effect_fields).map_err(PyValueError::new_err)?;
+        let table = Table::new(data, urgent, effect_fields, group_fields).map_err(PyValueError::new_err)?;
         let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
             bounds.get_item(k)?.ok_or_else(|| PyValueError::new_err(format!("bounds: missing {k}")))
         };
@@ -254,6 +256,7 @@ fn implemented(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("path_properties", vec![LIVENESS, PARKED_ANSWERED])?;
     d.set_item("faults", FAULTS.to_vec())?;
     d.set_item("events", EVENT_NAMES.to_vec())?;
+    d.set_item("group_fields", FIELDS.iter().map(|x| x.0).collect::<Vec<_>>())?;
     Ok(d)
 }
 

@@ -121,39 +121,9 @@ fn generation_of(x: &Input) -> i32 {
     x.req.as_ref().map(|r| r.generation()).unwrap_or(-1)
 }
 
-struct JoinView {
-    ptype: u8,
-    protocols: u8,
-    session_timeout: i32,
-    rebalance_timeout: i32,
-    instance: Inst,
-    require_known: bool,
-    skip: bool,
-    client: u8,
-}
-
-fn join_request(x: &Input) -> Result<JoinView, String> {
+fn join_request(x: &Input) -> Result<JoinReq, String> {
     match &x.req {
-        Some(Req::Join {
-            ptype,
-            protocols,
-            session_timeout,
-            rebalance_timeout,
-            instance,
-            require_known,
-            skip,
-            client,
-            ..
-        }) => Ok(JoinView {
-            ptype: *ptype,
-            protocols: *protocols,
-            session_timeout: *session_timeout,
-            rebalance_timeout: *rebalance_timeout,
-            instance: *instance,
-            require_known: *require_known,
-            skip: *skip,
-            client: *client,
-        }),
+        Some(Req::Join(j)) => Ok(*j),
         _ => Err(format!("a JoinGroup atom, effect or reply on a {} input", x.kind.name())),
     }
 }
@@ -409,56 +379,82 @@ pub const EFFECTS: &[(&str, Effect)] = &[
     ("store-offsets", Effect::StoreOffsets),
 ];
 
-/// Group fields in model/state.py's order (group_id excluded); bit i of a frame mask.
-pub const GROUP_FIELDS: [&str; 13] = [
-    "state",
-    "generation",
-    "protocol_type",
-    "protocol_name",
-    "leader",
-    "members",
-    "pending",
-    "join_timers",
-    "sync_timers",
-    "offsets",
-    "persisted",
-    "owned",
-    "new_member_added",
+/// A field of model/state.py's Group (group_id excluded), as the frame check compares it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Field {
+    State,
+    Generation,
+    ProtocolType,
+    ProtocolName,
+    Leader,
+    Members,
+    Pending,
+    JoinTimers,
+    SyncTimers,
+    Offsets,
+    Persisted,
+    Owned,
+    NewMemberAdded,
+}
+
+impl Field {
+    /// This field's bit in a frame mask.
+    pub fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+/// The Group fields the engine compares, under model/dsl.py's names: Python hands its GROUP_FIELDS
+/// over, and a field one side lacks is refused when the engine is made.
+pub const FIELDS: &[(&str, Field)] = &[
+    ("state", Field::State),
+    ("generation", Field::Generation),
+    ("protocol_type", Field::ProtocolType),
+    ("protocol_name", Field::ProtocolName),
+    ("leader", Field::Leader),
+    ("members", Field::Members),
+    ("pending", Field::Pending),
+    ("join_timers", Field::JoinTimers),
+    ("sync_timers", Field::SyncTimers),
+    ("offsets", Field::Offsets),
+    ("persisted", Field::Persisted),
+    ("owned", Field::Owned),
+    ("new_member_added", Field::NewMemberAdded),
 ];
 
-fn field_differs(i: usize, a: &Group, b: &Group) -> bool {
-    match i {
-        0 => a.state != b.state,
-        1 => a.generation != b.generation,
-        2 => a.ptype != b.ptype,
-        3 => a.pname != b.pname,
-        4 => a.leader != b.leader,
-        5 => a.members != b.members,
-        6 => a.pending != b.pending,
-        7 => a.join_timers != b.join_timers,
-        8 => a.sync_timers != b.sync_timers,
-        9 => a.offsets != b.offsets,
-        10 => a.persisted != b.persisted,
-        11 => a.owned != b.owned,
-        _ => a.new_member_added != b.new_member_added,
+fn field_differs(f: Field, a: &Group, b: &Group) -> bool {
+    match f {
+        Field::State => a.state != b.state,
+        Field::Generation => a.generation != b.generation,
+        Field::ProtocolType => a.ptype != b.ptype,
+        Field::ProtocolName => a.pname != b.pname,
+        Field::Leader => a.leader != b.leader,
+        Field::Members => a.members != b.members,
+        Field::Pending => a.pending != b.pending,
+        Field::JoinTimers => a.join_timers != b.join_timers,
+        Field::SyncTimers => a.sync_timers != b.sync_timers,
+        Field::Offsets => a.offsets != b.offsets,
+        Field::Persisted => a.persisted != b.persisted,
+        Field::Owned => a.owned != b.owned,
+        Field::NewMemberAdded => a.new_member_added != b.new_member_added,
     }
 }
 
 /// The group's fields outside `modifies` (the others left at their defaults, never compared).
 fn frame_snapshot(g: &Group, modifies: u16) -> Group {
-    let keep = |i: usize| modifies & (1 << i) == 0;
+    let keep = |f: Field| modifies & f.bit() == 0;
     Group {
         state: g.state,
         generation: g.generation,
         ptype: g.ptype,
         pname: g.pname,
         leader: g.leader,
-        members: if keep(5) { g.members.clone() } else { Members::new() },
-        pending: if keep(6) { g.pending.clone() } else { Ids::new() },
-        join_timers: if keep(7) { g.join_timers.clone() } else { JoinTimers::new() },
-        sync_timers: if keep(8) { g.sync_timers.clone() } else { SyncTimers::new() },
+        members: if keep(Field::Members) { g.members.clone() } else { Members::new() },
+        pending: if keep(Field::Pending) { g.pending.clone() } else { Ids::new() },
+        join_timers: if keep(Field::JoinTimers) { g.join_timers.clone() } else { JoinTimers::new() },
+        sync_timers: if keep(Field::SyncTimers) { g.sync_timers.clone() } else { SyncTimers::new() },
         offsets: g.offsets,
-        persisted: if keep(10) { g.persisted.clone() } else { None },
+        persisted: if keep(Field::Persisted) { g.persisted.clone() } else { None },
         owned: g.owned,
         new_member_added: g.new_member_added,
     }
@@ -1125,7 +1121,7 @@ pub struct RowSpec {
     pub error: ErrCode,
     pub next_state: Option<State>,
     pub effects: Vec<Effect>,
-    /// Group fields the row may change (bit i = GROUP_FIELDS[i]).
+    /// Group fields the row may change (Field::bit).
     pub modifies: u16,
     pub new_incarnation: bool,
 }
@@ -1169,16 +1165,20 @@ impl Table {
         rows: Vec<RowData>,
         urgent: Vec<(String, Vec<(String, bool)>)>,
         effect_modifies: Vec<(String, Vec<String>)>,
+        group_fields: Vec<String>,
     ) -> Result<Table, String> {
+        let mut given = 0u16;
+        for f in &group_fields {
+            given |= lookup(FIELDS, f, "Group field")?.bit();
+        }
+        if let Some((name, _)) = FIELDS.iter().find(|(_, f)| given & f.bit() == 0) {
+            return Err(format!("the Group fields handed over lack {name:?}, which the native engine compares"));
+        }
         let mut mods: FxHashMap<String, u16> = FxHashMap::default();
         for (name, fields) in effect_modifies {
             let mut mask = 0u16;
             for f in fields {
-                let i = GROUP_FIELDS
-                    .iter()
-                    .position(|x| *x == f)
-                    .ok_or_else(|| format!("effect {name:?} modifies unknown field {f:?}"))?;
-                mask |= 1 << i;
+                mask |= lookup(FIELDS, &f, "Group field").map_err(|e| format!("effect {name:?}: {e}"))?.bit();
             }
             mods.insert(name, mask);
         }
@@ -1216,7 +1216,7 @@ impl Table {
                 modifies |= *mods.get(e).ok_or_else(|| format!("row {}: no field declaration for effect {e:?}", r.id))?;
             }
             if next_state.is_some() {
-                modifies |= 1;
+                modifies |= Field::State.bit();
             }
             for s in &r.states {
                 let st = State::from_name(s).ok_or_else(|| format!("row {}: unknown state {s:?}", r.id))?;
@@ -1349,8 +1349,8 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
         for e in &row.effects {
             apply_effect(*e, ctx)?;
         }
-        for (i, f) in GROUP_FIELDS.iter().enumerate() {
-            if row.modifies & (1 << i) == 0 && field_differs(i, &before, &ctx.g) {
+        for (f, field) in FIELDS {
+            if row.modifies & field.bit() == 0 && field_differs(*field, &before, &ctx.g) {
                 return Err(defect(
                     before_state,
                     kind.name(),

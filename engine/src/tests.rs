@@ -23,17 +23,32 @@ fn fields() -> Vec<(String, Vec<String>)> {
     EFFECTS.iter().map(|(n, _)| (n.to_string(), vec!["members".to_string()])).collect()
 }
 
+fn group_fields() -> Vec<String> {
+    FIELDS.iter().map(|(n, _)| n.to_string()).collect()
+}
+
 #[test]
 fn unknown_atom_effect_and_form_are_named() {
     let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[("no-such-atom", true)], "error", None, &[])];
-    let e = Table::new(bad, vec![], fields()).err().unwrap_or_default();
+    let e = Table::new(bad, vec![], fields(), group_fields()).err().unwrap_or_default();
     assert!(e.contains("no-such-atom"), "{e}");
     let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[], "error", None, &["no-such-effect"])];
-    let e = Table::new(bad, vec![], fields()).err().unwrap_or_default();
+    let e = Table::new(bad, vec![], fields(), group_fields()).err().unwrap_or_default();
     assert!(e.contains("no-such-effect"), "{e}");
     let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[], "no-such-form", None, &[])];
-    let e = Table::new(bad, vec![], fields()).err().unwrap_or_default();
+    let e = Table::new(bad, vec![], fields(), group_fields()).err().unwrap_or_default();
     assert!(e.contains("no-such-form"), "{e}");
+}
+
+#[test]
+fn group_fields_the_engine_lacks_or_misses_are_named() {
+    let mut given = group_fields();
+    given.push("moon_phase".to_string());
+    let e = Table::new(vec![], vec![], fields(), given).err().unwrap_or_default();
+    assert!(e.contains("moon_phase"), "{e}");
+    let given: Vec<String> = group_fields().into_iter().filter(|f| f != "owned").collect();
+    let e = Table::new(vec![], vec![], fields(), given).err().unwrap_or_default();
+    assert!(e.contains("owned"), "{e}");
 }
 
 #[test]

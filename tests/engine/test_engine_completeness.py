@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from check.abstract import FAULTS, Bounds
-from model.dsl import ATOMS, EFFECTS, REPLY_FORMS, Guard, Table
+from model.dsl import ATOMS, EFFECTS, GROUP_FIELDS, REPLY_FORMS, Guard, Table
 from check.explore import PATH_PROPERTIES
 from model.invariants import INVARIANTS
 from check.mutants import MUTANTS
@@ -41,6 +41,7 @@ def test_engine_implements_every_atom_effect_form_and_invariant() -> None:
     assert sorted(set(PATH_PROPERTIES) - set(have["path_properties"])) == []
     assert sorted(set(FAULTS) - set(have["faults"])) == []
     assert sorted(set(EVENTS) - set(have["events"])) == []
+    assert sorted(set(GROUP_FIELDS) ^ set(have["group_fields"])) == []
     # and nothing the engine has is unknown to Python (same names on both sides)
     assert sorted(set(have["atoms"]) - set(ATOMS)) == []
     assert sorted(set(have["effects"]) - set(EFFECTS)) == []
