@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from model import messages as m  # noqa: E402
 from fuzz.actions import PARTITIONS  # noqa: E402
-from fuzz.cli import parse_config  # noqa: E402
+from fuzz.cli import FUZZ_CONFIG  # noqa: E402
 from fuzz.client import AsyncConnection, Broker, Received, wire_request  # noqa: E402
 from wire.kafka_broker import KafkaBroker  # noqa: E402
 
@@ -159,7 +159,7 @@ def main() -> int:
     p.add_argument("--pending", action="store_true", help="the race for a MEMBER_ID_REQUIRED id")
     p.add_argument("--kafka", default="3.9", help="Kafka version (3.9 or 4; default 3.9)")
     args = p.parse_args()
-    config = parse_config([])
+    config = FUZZ_CONFIG
     levels = {"kafka.coordinator.group.GroupCoordinator": "info"}
     with KafkaBroker(args.kafka, config, topics={PARTITIONS[0].topic: len(PARTITIONS)},
                      log_levels=levels) as kb:

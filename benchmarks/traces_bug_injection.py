@@ -27,25 +27,24 @@ THREE_BUGS = ("no-generation-bump", "heartbeat-completing-rebalance-in-progress"
 
 
 def _generate(out: Path, groups: int, seed: int, bug: str | None, fraction: float) -> dict[str, Any]:
-    from reference.coordinator import ReferenceCoordinator
-    from traces.cli import generate_main
+    from groupspec.cli import main
 
     if not (out / "manifest.json").exists():
-        argv = ["--groups", str(groups), "--seed", str(seed), "--out", str(out)]
+        argv = ["traces", "generate", "--groups", str(groups), "--seed", str(seed), "--out", str(out)]
         if bug is not None:
             argv += ["--bug", bug, "--bug-fraction", str(fraction)]
-        rc = generate_main(argv, ReferenceCoordinator)
+        rc = main(argv)
         assert rc == 0, f"generate {argv} exited {rc}"
     manifest: dict[str, Any] = json.loads((out / "manifest.json").read_text())
     return manifest
 
 
 def _replay(data: Path, out: Path, spark: bool = False) -> list[dict[str, Any]]:
-    from traces.cli import replay_main
+    from groupspec.cli import main
 
-    argv = ["--input", str(data), "--output", str(out), "--overwrite"]
+    argv = ["replay", "--input", str(data), "--output", str(out), "--overwrite"]
     argv += ["--master", "local[2]", "--partitions", "4", "--no-progress"] if spark else ["--local"]
-    rc = replay_main(argv)
+    rc = main(argv)
     assert rc in (0, 1), f"replay {argv} exited {rc}"
     if spark:
         import pyarrow.parquet as pq

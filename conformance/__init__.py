@@ -6,7 +6,7 @@
 #   finding.py   a FAIL printed as a ready-to-run scenario file
 #   report.py    the text and JSON reports
 #   targets.py   `model`, `reference`, `kafka://HOST:PORT`, `tansu` -> a target factory
-#   cli.py       `groupspec scenario run FILE... --target T [--json FILE] [--allow-remote]`
+#   cli.py       what `groupspec scenario run FILE... --target T` runs (run_files)
 #   lockstep.py  reference vs model in lockstep (Hypothesis machine, id bijection, known differences)
 #   soak.py      `groupspec soak --minutes M [--out DIR] [--seed S]`: the lockstep on random runs
 """The scenario runner for the `kafka-classic-group-conformance/1` format."""

@@ -4,15 +4,13 @@ Runs `conformance.lockstep` with seeded random actions (one seed per run, `--ste
 until the time is up. Every divergence is shrunk (a bounded delta-debugging pass over its actions)
 and saved in DIR as a scenario file (`soak-<seed>.json`), replayable with `groupspec scenario run`.
 Progress goes to stderr every few seconds; the summary to stdout. Exit status: 0 nothing failed,
-1 some run failed, 2 bad arguments.
+1 some run failed, 2 bad arguments (groupspec/commands/soak.py parses them).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, TextIO
@@ -31,27 +29,6 @@ from conformance.lockstep import (
 
 PROGRESS_EVERY_S = 5.0
 SHRINK_BUDGET_S = 20.0
-
-
-class _BadArguments(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _BadArguments(message)
-
-
-def _parser() -> _Parser:
-    p = _Parser(prog="groupspec soak",
-                description="Compare the reference coordinator with the model on random runs until time is up.")
-    p.add_argument("--minutes", type=float, required=True, help="how long to run (> 0)")
-    p.add_argument("--out", default="soak-findings", metavar="DIR",
-                   help="directory for failing runs as scenario files (default soak-findings)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the first run (runs use seed, seed+1, ...; default: random, printed)")
-    p.add_argument("--steps", type=int, default=400, help="actions per run (default 400)")
-    return p
 
 
 @dataclass
@@ -128,33 +105,4 @@ def summary(result: SoakResult, first_seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def soak_main(argv: list[str], out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-        if not args.minutes > 0:
-            raise _BadArguments(f"--minutes must be > 0, got {args.minutes}")
-        if args.steps < 1:
-            raise _BadArguments(f"--steps must be >= 1, got {args.steps}")
-        try:
-            os.makedirs(args.out, exist_ok=True)
-        except OSError as e:
-            raise _BadArguments(f"--out {args.out!r}: cannot create directory: {e.strerror}") from None
-        if not os.access(args.out, os.W_OK):
-            raise _BadArguments(f"--out {args.out!r}: directory is not writable")
-    except _BadArguments as e:
-        err.write(f"{parser.format_usage()}groupspec soak: error: {e}\n")
-        return 2
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    err.write(f"soak: {args.minutes:g} minutes, {args.steps} actions per run, first seed {seed}, "
-              f"findings in {args.out}\n")
-    result = soak(args.minutes, args.out, seed, args.steps, progress=err)
-    out.write(summary(result, seed))
-    return 1 if result.failures else 0
-
-
-__all__ = ["SoakResult", "run_one", "soak", "soak_main", "summary"]
+__all__ = ["SoakResult", "run_one", "soak", "summary"]

@@ -8,5 +8,5 @@ Layout (lower modules never import higher ones):
 - `engine`   sequences drawn from the model (coverage-guided) and played against a target
 - `shrink`   delta debugging of a diverging sequence, classes, scenario files
 - `report`   the JSON and Markdown report
-- `cli`      `groupspec fuzz`
+- `cli`      what `groupspec fuzz` runs (`fuzz`, FuzzOptions; groupspec/commands/ parses the arguments)
 """

@@ -1,36 +1,37 @@
-"""`groupspec fuzz`: model-drawn request sequences against a broker, judged, shrunk, classified.
+"""What `groupspec fuzz` runs: model-drawn request sequences against a broker, judged, shrunk,
+classified (groupspec/commands/fuzz.py parses the arguments).
 
     groupspec fuzz --target tansu|serve|kafka://HOST:PORT|kafka-3.9 [--minutes M]
                    [--max-requests N] [--seed S] [--parallel P] [--report DIR] [--bug NAME]
                    [--config KEY=VALUE ...] [--allow-remote] [--no-shrink] [--no-commits]
 
-Exit status: 0 nothing found, 1 findings, 2 bad usage, 3 the target was unreachable or nothing
-could be judged, 130 interrupted (the report says so).
+`fuzz` returns 0 if nothing was found, 1 for findings, 130 if interrupted (the report says so); a
+bad target or bug name raises a BadInput (exit 2), a target that is unreachable or of which nothing
+could be judged an Incomplete (exit 3).
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import io
 import asyncio
 import contextlib
 import json
 import os
-import re
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Final, Iterable, Iterator, Optional
 
+from model.atomic import write_text_atomic
 from model.coordinator_api import CoordinatorConfig
+from model.errors import EXIT_FINDING, EXIT_INTERRUPTED, EXIT_OK, BadInput, BoundaryError, Incomplete
 from model.table import CLASSIC_TABLE
+from server.config import kafka_properties
 from wire.errors import RemoteHostRefused, WireError
 
-from conformance.cli import run_scenarios
+from conformance.cli import run_files
 
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.client import Broker
@@ -39,66 +40,29 @@ from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
-EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-_CONFIG_KEYS = {
-    "group.min.session.timeout.ms": "group_min_session_timeout_ms",
-    "group.max.session.timeout.ms": "group_max_session_timeout_ms",
-    "group.max.size": "group_max_size",
-    "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
-}
 # Kafka's settings a fuzz run assumes when none are given: short timeouts so timers fire within a
 # sequence (Tansu has no session bounds; serve and Kafka 3.9 are started with these).
-FUZZ_CONFIG = {"group.min.session.timeout.ms": 100, "group.max.session.timeout.ms": 60000,
-               "group.initial.rebalance.delay.ms": 0}
+FUZZ_CONFIG: Final = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
+                                       group_initial_rebalance_delay_ms=0)
 
 
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"groupspec fuzz: {message}")
-
-
-def _parser() -> _Parser:
-    p = _Parser(prog="groupspec fuzz", description=__doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("--target", required=True,
-                   help="tansu (started for the run), serve (groupspec serve in this process), "
-                        "kafka://HOST:PORT, or kafka-3.9")
-    p.add_argument("--minutes", type=float, default=1.0)
-    p.add_argument("--max-requests", type=int, default=1_000_000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--parallel", type=int, default=64, help="groups fuzzed at once")
-    p.add_argument("--report", default=None, metavar="DIR")
-    p.add_argument("--bug", action="append", default=[], help="seeded bug of --target serve")
-    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                   help="the target's group.* settings (default: " +
-                        ", ".join(f"{k}={v}" for k, v in FUZZ_CONFIG.items()) + ")")
-    p.add_argument("--allow-remote", action="store_true")
-    p.add_argument("--no-shrink", action="store_true")
-    p.add_argument("--shrink-seconds", type=float, default=None,
-                   help="how long shrinking may go on after the run (default: a tenth, >= 30 s)")
-    p.add_argument("--no-commits", action="store_true",
-                   help="no OffsetCommit/OffsetFetch (targets that check topic existence)")
-    p.add_argument("--late-ms", type=int, default=Tolerance().late_ms)
-    p.add_argument("--response-bound-ms", type=int, default=Tolerance().response_bound_ms)
-    p.add_argument("--quiet", action="store_true")
-    return p
-
-
-def parse_config(items: list[str]) -> CoordinatorConfig:
-    values: dict[str, int] = dict(FUZZ_CONFIG)
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or key not in _CONFIG_KEYS or not re.fullmatch(r"\d+", value):
-            raise UsageError(f"groupspec fuzz: --config {item!r}: expected KEY=INTEGER with KEY one of "
-                             f"{', '.join(_CONFIG_KEYS)}")
-        values[key] = int(value)
-    c = CoordinatorConfig()
-    fields: dict[str, Any] = {_CONFIG_KEYS[k]: v for k, v in values.items()}
-    return dataclasses.replace(c, **fields)
+@dataclass(frozen=True, slots=True)
+class FuzzOptions:
+    target: str  # tansu, serve, kafka://HOST:PORT or kafka-3.9
+    minutes: float = 1.0
+    max_requests: int = 1_000_000
+    seed: int = 0
+    parallel: int = 64  # groups fuzzed at once
+    report: Optional[str] = None  # directory: report.json, report.md, scenarios/
+    bugs: tuple[str, ...] = ()  # seeded bugs of --target serve
+    allow_remote: bool = False
+    shrink: bool = True
+    shrink_seconds: Optional[float] = None  # default: a tenth of the run, >= 30 s
+    commits: bool = True  # OffsetCommit/OffsetFetch (off for targets that check topic existence)
+    late_ms: int = Tolerance().late_ms
+    response_bound_ms: int = Tolerance().response_bound_ms
+    quiet: bool = False
 
 
 @dataclass
@@ -132,29 +96,20 @@ class Stats:
     max_loop_lag_s: float = 0.0
 
 
-def atomic_write(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 class Fuzzer:
-    def __init__(self, host: str, port: int, target: str, args: argparse.Namespace,
-                 config: CoordinatorConfig) -> None:
-        self.host, self.port, self.target, self.args, self.config = host, port, target, args, config
+    def __init__(self, host: str, port: int, options: FuzzOptions, config: CoordinatorConfig) -> None:
+        self.host, self.port, self.options, self.config = host, port, options, config
+        self.target = options.target
         self.prefix = f"groupspec-fuzz-{uuid.uuid4().hex[:8]}-"
-        self.tol = Tolerance(late_ms=args.late_ms, response_bound_ms=args.response_bound_ms)
+        self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms)
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
-        self.settings = RunSettings(config, self.timing, self.tol, seed=str(args.seed),
-                                    budget=Budget(args.max_requests))
+        self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
+                                    budget=Budget(options.max_requests))
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
-        self.broker = Broker(host, port, allow_remote=args.allow_remote)
+        self.broker = Broker(host, port, allow_remote=options.allow_remote)
         self.shrink_ids = 0
         self.shrink_stop = float("inf")
         self.covered_by: dict[int, frozenset[str]] = {}
@@ -162,16 +117,16 @@ class Fuzzer:
 
     async def run(self) -> None:
         await self.broker.start()
-        gen = Generator(self.args.seed, self.config, self.timing, self.broker.versions,
-                        commits=not self.args.no_commits)
-        deadline = self.stats.started + self.args.minutes * 60
+        gen = Generator(self.options.seed, self.config, self.timing, self.broker.versions,
+                        commits=self.options.commits)
+        deadline = self.stats.started + self.options.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
-        extra = self.args.shrink_seconds if self.args.shrink_seconds is not None else max(
-            30.0, self.args.minutes * 6)
+        extra = self.options.shrink_seconds if self.options.shrink_seconds is not None else max(
+            30.0, self.options.minutes * 6)
         self.shrink_stop = deadline + extra
         progress = asyncio.get_running_loop().create_task(self._progress())
         lag = asyncio.get_running_loop().create_task(self._lag())
-        p = self.args.parallel
+        p = self.options.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
         try:
@@ -245,7 +200,7 @@ class Fuzzer:
             return
         rec = ClassRecord(key, r.finding, 1, time.monotonic() - self.stats.started, list(r.actions))
         self.classes[key] = rec
-        if self.args.no_shrink:
+        if not self.options.shrink:
             rec.minimal, rec.minimal_finding = list(r.actions), r.finding
             self._write_scenario(rec, r)
         else:
@@ -274,8 +229,10 @@ class Fuzzer:
         """Replay the scenario with `groupspec scenario run`: it should fail on this target and,
         for a seeded bug of `--target serve`, pass on the correct reference."""
         def replay(port: int) -> int:
-            return run_scenarios([path, "--target", f"kafka://{self.host}:{port}"],
-                                 out=io.StringIO(), err=io.StringIO())
+            try:
+                return run_files([path], f"kafka://{self.host}:{port}", out=io.StringIO())
+            except BoundaryError as e:
+                return e.exit_code
 
         def on_correct() -> int:
             from server.run import start_in_thread
@@ -286,20 +243,22 @@ class Fuzzer:
         text = ("fails on the target, as found" if here == 1 else
                 "passes on the target when replayed (the divergence depends on timing)" if here == 0
                 else f"replay exit status {here}")
-        if self.args.bug and self.target in ("serve", "reference"):
+        if self.options.bugs and self.target in ("serve", "reference"):
             good = await asyncio.to_thread(on_correct)
             text += ("; passes on the correct reference" if good == 0 else
                      "; fails on the correct reference too (timing-sensitive scenario)")
         rec.scenario_check = text
 
     def _write_scenario(self, rec: ClassRecord, r: SequenceResult) -> None:
-        if not self.args.report or r.finding is None:
+        if not self.options.report or r.finding is None:
             return
         n = list(self.classes).index(rec.key)
         name = f"fuzz-class-{n + 1:02d}"
         doc = scenario_document(r, r.finding, self.config, name, self.target)
-        path = os.path.join(self.args.report, "scenarios", f"{name}.json")
-        atomic_write(path, json.dumps(doc, indent=1) + "\n")
+        directory = os.path.join(self.options.report, "scenarios")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"{name}.json")
+        write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
         rec.scenario = path
 
     async def _lag(self) -> None:
@@ -313,7 +272,7 @@ class Fuzzer:
     async def _progress(self) -> None:
         while True:
             await asyncio.sleep(5)
-            if not self.args.quiet:
+            if not self.options.quiet:
                 print(self.progress_line(), file=sys.stderr, flush=True)
 
     def progress_line(self) -> str:
@@ -341,13 +300,12 @@ class Fuzzer:
                 "scenario_check": rec.scenario_check,
             })
         return {
-            "target": self.target, "seed": self.args.seed, "config": {
-                k: getattr(self.config, v) for k, v in _CONFIG_KEYS.items()},
+            "target": self.target, "seed": self.options.seed, "config": kafka_properties(self.config),
             "tolerance": {"early_ms": self.tol.early_ms, "late_ms": self.tol.late_ms,
                           "response_bound_ms": self.tol.response_bound_ms},
             "interrupted": interrupted, "seconds": round(el, 1), "requests": s.requests,
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
-            "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.args.parallel,
+            "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
             "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
@@ -391,23 +349,23 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def write_report(directory: str, doc: dict[str, Any]) -> None:
-    atomic_write(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
-    atomic_write(os.path.join(directory, "report.md"), markdown(doc))
+    write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
+    write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
 
 
 @contextlib.contextmanager
-def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[tuple[str, int]]:
+def _target(spec: str, config: CoordinatorConfig, bugs: tuple[str, ...]) -> Iterator[tuple[str, int]]:
     if bugs and spec not in ("reference", "serve"):
-        raise UsageError("groupspec fuzz: --bug needs --target serve (or run `groupspec serve --bug`)")
+        raise BadInput("--bug needs --target serve (or run `groupspec serve --bug`)")
     if spec in ("reference", "serve"):
         from reference.bugs import BUGS
         unknown = sorted(set(bugs) - set(BUGS))
         if unknown:
-            raise UsageError(f"groupspec fuzz: unknown --bug {unknown}; known: {', '.join(sorted(BUGS))}")
+            raise BadInput(f"unknown --bug {unknown}; known: {', '.join(sorted(BUGS))}")
         # `groupspec serve` in its own process (its timers must not wait for this one's GIL)
         cmd = [sys.executable, "-m", "groupspec.cli", "serve", "--port", "0"]
-        for k, v in _CONFIG_KEYS.items():
-            cmd += ["--config", f"{k}={getattr(config, v)}"]
+        for k, v in kafka_properties(config).items():
+            cmd += ["--config", f"{k}={v}"]
         for b in bugs:
             cmd += ["--bug", b]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -440,48 +398,40 @@ def _target(spec: str, config: CoordinatorConfig, bugs: list[str]) -> Iterator[t
         try:
             yield parse_address(spec)
         except ValueError as e:
-            raise UsageError(f"groupspec fuzz: --target: {e}") from None
+            raise BadInput(f"--target: {e}") from None
 
 
-def fuzz_main(argv: list[str]) -> int:
-    try:
-        args = _parser().parse_args(argv)
-        config = parse_config(args.config)
-        if args.minutes <= 0 or args.parallel < 1 or args.max_requests < 1:
-            raise UsageError("groupspec fuzz: --minutes, --parallel and --max-requests must be positive")
-        if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
-            raise UsageError(f"groupspec fuzz: --report {args.report} exists and is not a directory")
-    except UsageError as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_USAGE
+def fuzz(options: FuzzOptions, config: CoordinatorConfig) -> int:
+    """One fuzz run on `options.target` configured with `config`; the summary on stdout, the report
+    in `options.report` (a directory that exists) if given."""
     fuzzer: Optional[Fuzzer] = None
     interrupted = False
     try:
-        with _target(args.target, config, args.bug) as (host, port):
-            fuzzer = Fuzzer(host, port, args.target, args, config)
+        with _target(options.target, config, options.bugs) as (host, port):
+            fuzzer = Fuzzer(host, port, options, config)
             try:
                 asyncio.run(fuzzer.run())
             except KeyboardInterrupt:
                 interrupted = True
-    except UsageError as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
+        if fuzzer is None:
+            raise  # before the target was up: nothing to report
         interrupted = True
     except RemoteHostRefused as e:
-        print(f"groupspec fuzz: --target {args.target}: {e} (use --allow-remote)", file=sys.stderr)
-        return EXIT_USAGE
+        raise BadInput(f"--target {options.target}: {e} (use --allow-remote)") from None
     except (WireError, OSError) as e:
-        print(f"groupspec fuzz: target {args.target} unreachable: {e}", file=sys.stderr)
         if fuzzer is None or fuzzer.stats.sequences == 0:
-            return EXIT_INCOMPLETE
-    if fuzzer is None:
-        print("groupspec fuzz: interrupted before the target was up", file=sys.stderr)
-        return EXIT_INTERRUPTED
+            raise Incomplete(f"target {options.target} unreachable: {e}") from None
+        print(f"groupspec fuzz: target {options.target} unreachable: {e}", file=sys.stderr)
+    assert fuzzer is not None
+    return _conclude(fuzzer, options, interrupted)
+
+
+def _conclude(fuzzer: Fuzzer, options: FuzzOptions, interrupted: bool) -> int:
     doc = fuzzer.report(interrupted)
-    if args.report:
-        write_report(args.report, doc)
-    if not args.quiet:
+    if options.report:
+        write_report(options.report, doc)
+    if not options.quiet:
         print(fuzzer.progress_line(), file=sys.stderr)
     for c in doc["classes"]:
         print(f"CLASS x{c['count']}: {c['class']}  scenario {c['scenario']}")
@@ -492,9 +442,7 @@ def fuzz_main(argv: list[str]) -> int:
         print("groupspec fuzz: interrupted; the report is marked interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if doc["findings"]:
-        return EXIT_FOUND
+        return EXIT_FINDING
     if doc["sequences"] == 0 or doc["errors"] == doc["sequences"]:
-        print(f"groupspec fuzz: nothing could be judged ({doc['last_error']})", file=sys.stderr)
-        return EXIT_INCOMPLETE
+        raise Incomplete(f"nothing could be judged ({doc['last_error']})")
     return EXIT_OK
-

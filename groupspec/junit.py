@@ -3,16 +3,16 @@
 One testcase per checked property (check) or per proof obligation (prove). A property with a
 counterexample is a <failure> whose text is the counterexample; a property that a cut-short run
 did not finish checking is an <error> (never a pass); a passed testcase has no child. The file
-is written atomically (a temporary file in the same directory, then os.replace).
+is written atomically (model.atomic.write_bytes_atomic).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
+
+from model.atomic import write_bytes_atomic
 
 PASSED, FAILURE, ERROR, SKIPPED = "passed", "failure", "error", "skipped"
 
@@ -44,17 +44,7 @@ def to_xml(suite: str, cases: Sequence[Case], seconds: float) -> bytes:
 
 
 def write(path: str, suite: str, cases: Sequence[Case], seconds: float) -> None:
-    data = to_xml(suite, cases, seconds)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".junit-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_bytes_atomic(path, to_xml(suite, cases, seconds))
 
 
 def check_cases(table: str, checked: Iterable[str], violations: Sequence[Any],

@@ -9,5 +9,5 @@ Layout:
 - wellformed.py disjoint and exhaustive guards for every (state, event)
 - bmc.py       bounded model checking; decode.py turns traces into model records and replays them
 - induction.py unbounded proofs (inductive strengthening); reach.py row reachability
-- cli.py       `groupspec prove` (prove_main)
+- cli.py       what `groupspec prove` runs (prove_table; groupspec/commands/ parses the arguments)
 """

@@ -31,12 +31,10 @@ without the invariant and liveness checks of check.explore.
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Final, Iterable, Optional, Sequence, TextIO
+from typing import Callable, Final, Iterable, Optional, Sequence
 
 import z3
 
@@ -844,42 +842,3 @@ def check_agreement(table: Table, urgent: Sequence[tuple[str, Guard]],
                  f"to:   {describe_values(ex.values[k])}"], ex.values[k]))
     rep.solver_seconds = time.perf_counter() - t0
     return rep
-
-
-def agreement_main(argv: Sequence[str], out: Optional[TextIO] = None,
-                   prog: str = "python -m proofs.agreement") -> int:
-    """`groupspec prove states` / `python -m proofs.agreement` `[--ids N] [--static S] [--dynamic D]
-    [--generation G]`: exit 0 iff the two engines reach the same states, 1 otherwise, 2 on bad
-    arguments."""
-    p = argparse.ArgumentParser(prog=prog, exit_on_error=False,
-                                description="explorer / solver reachable-state agreement")
-    d = AgreementBounds()
-    p.add_argument("--ids", type=int, default=d.ids, help=f"member ids (default {d.ids})")
-    p.add_argument("--static", type=int, default=d.instances,
-                   help=f"static clients = instance ids (default {d.instances})")
-    p.add_argument("--dynamic", type=int, default=d.dynamic,
-                   help=f"dynamic clients (default {d.dynamic})")
-    p.add_argument("--generation", type=int, default=d.max_generation,
-                   help=f"generation bound (default {d.max_generation})")
-    stream = out if out is not None else sys.stdout
-    try:
-        args = p.parse_args(list(argv))
-    except argparse.ArgumentError as e:
-        print(f"{p.prog}: {e}", file=sys.stderr)
-        return 2
-    except SystemExit as e:  # --help, or argparse's own usage message
-        return e.code if isinstance(e.code, int) else 2
-    if args.ids < 1 or args.static < 0 or args.dynamic < 0 or args.generation < 0 \
-            or args.static > args.ids or args.dynamic + args.static < 1:
-        print(f"{p.prog}: expected --ids >= 1, 0 <= --static <= --ids, --dynamic >= 0, at least "
-              f"one client, --generation >= 0", file=sys.stderr)
-        return 2
-    b = AgreementBounds(ids=args.ids, instances=args.static, dynamic=args.dynamic,
-                        max_generation=args.generation)
-    rep = check_agreement(CLASSIC_TABLE, URGENT, b)
-    print(rep.summary(), file=stream)
-    return 0 if rep.ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(agreement_main(sys.argv[1:]))

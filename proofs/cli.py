@@ -1,82 +1,62 @@
-"""`groupspec prove`: every proof obligation over a table, reported per invariant and per row.
+"""What `groupspec prove` runs: every proof obligation over a table, reported per invariant and per
+row (groupspec/commands/prove.py parses the arguments).
 
 Obligations: well-formed guards for every (state, event); every named invariant proved for all
-reachable states (induction) and free of counterexamples to the BMC depth; with --rows, every
-row either witnessed (BMC trace, replayed) or proved unreachable. Exit 0 iff all are proved,
-1 if one is refuted (a counterexample, a CTI, a well-formedness finding), 3 if the rest are only
-undecided (a solver timeout), 2 on bad arguments, 130 on Ctrl-C (the running query is interrupted).
+reachable states (induction) and free of counterexamples to the BMC depth; with `rows`, every row
+either witnessed (BMC trace, replayed) or proved unreachable. `prove_table` returns 0 iff all are
+proved, 1 if one is refuted (a counterexample, a CTI, a well-formedness finding), 3 if the rest are
+only undecided (a solver timeout), with the report as a JSON-ready dict; `check_options` raises a
+BadInput for options out of bounds (exit 2); Ctrl-C interrupts the running query (exit 130).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
-import os
 import sys
 import time
-from typing import Optional, Sequence, TextIO
+from dataclasses import dataclass
+from typing import Any, Final, Sequence, TextIO
 
-from model.dsl import Table
-from model.atomic import check_writable, write_text_atomic
+from model.dsl import Guard, Table
 from model.errors import BadInput
 from model.invariants import INVARIANTS
-from model.table import CLASSIC_TABLE, URGENT
+from model.table import URGENT
 from proofs.bmc import bmc
 from proofs.symbolic import MAX_FINITE_DEPTH
-from proofs.induction import prove
+from proofs.induction import InductionReport, prove
 from proofs.interrupt import interruptible
 from proofs.invariants import NOT_ENCODED, STEP_INVARIANTS, all_state_invariants
 from proofs.reach import reachability
 from proofs.wellformed import check_wellformed
 
-
-class UsageError(BadInput):
-    """A bad command-line argument (exit code 2)."""
-
-
-MAX_IDS = 5  # --ids: member/instance ids in BMC and row witnesses (benchmarks/hardening_results.md)
+MAX_IDS: Final = 5  # member/instance ids in BMC and row witnesses (benchmarks/hardening_results.md)
 # Measured on 2 busy cores with the default depth 10: 3 ids about 2 minutes, 4 ids 7.5 minutes and
 # 5 ids 10.6 minutes, both ending undecided (BMC queries hit the 30 s timeout; exit 3).
-IDS_ESTIMATE = {4: "about 8 minutes", 5: "about 11 minutes"}
+IDS_ESTIMATE: Final = {4: "about 8 minutes", 5: "about 11 minutes"}
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="groupspec prove", exit_on_error=False,
-                                description="Z3 proofs over the transition table")
-    p.add_argument("--invariant", action="append", default=[], metavar="NAME",
-                   help="check only this invariant (repeatable); default: all")
-    p.add_argument("--depth", type=int, default=10, metavar="K", help="BMC depth (default 10)")
-    p.add_argument("--ids", type=int, default=3, metavar="N",
-                   help="member/instance ids in BMC (default 3)")
-    p.add_argument("--rows", action="store_true", help="also decide every row's reachability")
-    p.add_argument("--reach-depth", type=int, default=8, metavar="D",
-                   help="BMC depth for row witnesses (default 8)")
-    p.add_argument("--timeout-ms", type=int, default=30000, metavar="MS",
-                   help="per-query solver timeout (default 30000)")
-    p.add_argument("--json", metavar="FILE", help="write the full report as JSON")
-    p.add_argument("--table", metavar="module:NAME", help="the table to prove (default: "
-                   "model.table:CLASSIC_TABLE)")
-    return p
+@dataclass(frozen=True, slots=True)
+class ProveOptions:
+    invariants: tuple[str, ...] = ()  # empty: every invariant
+    depth: int = 10  # BMC depth
+    ids: int = 3  # member/instance ids in BMC
+    rows: bool = False  # also decide every row's reachability
+    reach_depth: int = 8  # BMC depth of row witnesses
+    timeout_ms: int = 30000  # per solver query
 
 
-def load_table(spec: Optional[str]) -> Table:
-    if spec is None:
-        return CLASSIC_TABLE
-    module, sep, name = spec.partition(":")
-    if not sep or not module or not name:
-        raise UsageError(f"--table {spec!r}: expected module:NAME, e.g. check.mutants:NO_GENERATION_BUMP")
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as e:
-        raise UsageError(f"--table {spec!r}: cannot import module {module!r} ({e})") from e
-    table = getattr(mod, name, None)
-    if table is None and hasattr(mod, "MUTANTS"):  # a mutant's name, as `groupspec check --table` takes it
-        entry = getattr(mod, "MUTANTS").get(name)
-        table = entry[0] if entry else None
-    if not isinstance(table, Table):
-        raise UsageError(f"--table {spec!r}: {module}.{name} is not a model.dsl.Table")
-    return table
+def check_options(o: ProveOptions) -> list[str]:
+    """The invariants to prove (BadInput naming the option if any option is out of bounds)."""
+    for flag, val, low in (("--depth", o.depth, 0), ("--ids", o.ids, 1),
+                           ("--reach-depth", o.reach_depth, 1), ("--timeout-ms", o.timeout_ms, 1)):
+        if val < low:
+            raise BadInput(f"{flag} {val}: expected an integer >= {low}")
+    for flag, val in (("--depth", o.depth), ("--reach-depth", o.reach_depth)):
+        if val > MAX_FINITE_DEPTH:
+            raise BadInput(f"{flag} {val}: BMC goes to depth {MAX_FINITE_DEPTH} at most")
+    if o.ids > MAX_IDS:
+        raise BadInput(f"--ids {o.ids}: at most {MAX_IDS}; BMC grows exponentially with the ids "
+                       "(3, the default, take about 2 minutes, 5 about 11 and end undecided)")
+    return _names(o.invariants)
 
 
 def _names(selected: Sequence[str]) -> list[str]:
@@ -84,63 +64,63 @@ def _names(selected: Sequence[str]) -> list[str]:
     known += [n for n in STEP_INVARIANTS if n not in known]
     for n in selected:
         if n not in known:
-            raise UsageError(f"--invariant {n!r}: unknown invariant; expected one of {sorted(known)}")
+            raise BadInput(f"--invariant {n!r}: unknown invariant; expected one of {sorted(known)}")
     return list(selected) if selected else known
 
 
-def run(argv: Sequence[str], out: TextIO) -> int:
-    try:
-        args, extra = _parser().parse_known_args(list(argv))
-    except argparse.ArgumentError as e:
-        raise UsageError(str(e)) from e
-    if extra:
-        raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
-    for flag, val, low in (("--depth", args.depth, 0), ("--ids", args.ids, 1),
-                           ("--reach-depth", args.reach_depth, 1), ("--timeout-ms", args.timeout_ms, 1)):
-        if val < low:
-            raise UsageError(f"{flag} {val}: expected an integer >= {low}")
-    for flag, val in (("--depth", args.depth), ("--reach-depth", args.reach_depth)):
-        if val > MAX_FINITE_DEPTH:
-            raise UsageError(f"{flag} {val}: BMC goes to depth {MAX_FINITE_DEPTH} at most")
-    if args.ids > MAX_IDS:
-        raise UsageError(f"--ids {args.ids}: at most {MAX_IDS}; BMC grows exponentially with the ids "
-                         "(3, the default, take about 2 minutes, 5 about 11 and end undecided)")
-    if args.ids in IDS_ESTIMATE:
-        print(f"groupspec prove: --ids {args.ids} takes {IDS_ESTIMATE[args.ids]} on 2 cores, and BMC queries "
-              "may time out (undecided, exit 3); the default is 3", file=sys.stderr, flush=True)
-    if args.json is not None:
-        check_writable(args.json, "--json")
-    table = load_table(args.table)
-    names = _names(args.invariant)
+def prove_table(table: Table, o: ProveOptions, out: TextIO,
+                urgent: tuple[tuple[str, Guard], ...] = URGENT) -> tuple[int, dict[str, Any]]:
+    """Every obligation of `table`, printed to `out` as it is decided: (exit status, JSON report)."""
+    names = check_options(o)
     start = time.perf_counter()
-    ok = True
-    refuted = False  # a definite failure (finding, exit 1); `not ok and not refuted`: undecided, exit 3
-    report: dict[str, object] = {"table": table.name}
+    report: dict[str, Any] = {"table": table.name}
+    with interruptible():
+        wf_ok, wf_refuted = _wellformed(table, report, out)
+        encoded = [n for n in names if n not in NOT_ENCODED]
+        ind = prove(table, urgent, encoded, timeout_ms=o.timeout_ms)
+        inv_ok, inv_refuted = _invariants(table, urgent, names, ind, o, report, out)
+        rows_ok = _rows(table, urgent, ind, o, report, out) if o.rows else True
+    ok = wf_ok and inv_ok and rows_ok
+    refuted = wf_refuted or inv_refuted  # a definite failure (exit 1); else not ok: undecided, exit 3
+    report["ok"] = ok
+    report["seconds"] = round(time.perf_counter() - start, 3)
+    status = 0 if ok else 1 if refuted else 3
+    report["status"] = {0: "proved", 1: "refuted", 3: "undecided"}[status]
+    print(f"{'all obligations proved' if ok else 'NOT all obligations proved'}"
+          f"{'' if ok or refuted else ' (undecided: a solver timeout, not a counterexample; exit 3)'} "
+          f"({time.perf_counter() - start:.1f}s)", file=out)
+    return status, report
 
+
+def _wellformed(table: Table, report: dict[str, Any], out: TextIO) -> tuple[bool, bool]:
+    """Well-formed guards: (proved, refuted)."""
     wf = check_wellformed(table)
-    ok &= wf.ok
-    refuted |= bool(wf.findings)
     print(f"well-formedness: {wf.pairs} (state, event) pairs, {wf.checks} checks, "
           f"{'proved' if wf.ok else f'{len(wf.findings)} findings'} ({wf.seconds:.1f}s)", file=out)
     for f in wf.findings:
         print(f"  {f}", file=out)
     report["wellformed"] = {"proved": wf.ok, "pairs": wf.pairs, "seconds": round(wf.seconds, 3),
                             "findings": [str(f) for f in wf.findings]}
+    return wf.ok, bool(wf.findings)
 
+
+def _invariants(table: Table, urgent: tuple[tuple[str, Guard], ...], names: list[str], ind: InductionReport,
+                o: ProveOptions, report: dict[str, Any], out: TextIO) -> tuple[bool, bool]:
+    """Each invariant by induction and by BMC: (all proved, some refuted)."""
+    ok, refuted = True, False
     encoded = [n for n in names if n not in NOT_ENCODED]
-    ind = prove(table, URGENT, encoded, timeout_ms=args.timeout_ms)
     by_name = {r.invariant: r for r in ind.results}
-    bm = {r.invariant: r for r in bmc(table, URGENT, encoded, args.depth, args.ids, args.timeout_ms,
+    bm = {r.invariant: r for r in bmc(table, urgent, encoded, o.depth, o.ids, o.timeout_ms,
                                       progress=lambda msg: print(msg, file=sys.stderr, flush=True))}
-    rows_out: list[dict[str, object]] = []
-    print(f"invariants (unbounded induction; BMC depth {args.depth}, {args.ids} ids):", file=out)
+    entries: list[dict[str, object]] = []
+    print(f"invariants (unbounded induction; BMC depth {o.depth}, {o.ids} ids):", file=out)
     for n in names:
         entry: dict[str, object] = {"invariant": n}
+        entries.append(entry)
         if n in NOT_ENCODED:
             ok = False
             print(f"  {n:<40} unknown   (not encoded: {NOT_ENCODED[n]})", file=out)
             entry.update(unbounded="unknown", bmc="unknown", reason=NOT_ENCODED[n])
-            rows_out.append(entry)
             continue
         r, b = by_name[n], bm[n]
         ok &= r.status == "proved" and b.status == "holds"
@@ -161,50 +141,27 @@ def run(argv: Sequence[str], out: TextIO) -> int:
                      cti=r.cti.render() if r.cti else None, message=r.message,
                      bmc=b.status, bmc_depth=b.depth, bmc_seconds=round(b.seconds, 3),
                      counterexample=b.trace.render() if b.trace else None, model_check=b.message)
-        rows_out.append(entry)
-    report["invariants"] = rows_out
-
-    if args.rows:
-        rr = reachability(table, URGENT, depth=args.reach_depth, n_ids=args.ids,
-                          timeout_ms=args.timeout_ms, lemmas=ind.inductive_set)
-        print(f"rows ({len(rr.verdicts)}; witnesses to depth {args.reach_depth}, {rr.seconds:.1f}s):",
-              file=out)
-        rows_json = []
-        for rid, v in rr.verdicts.items():
-            ok &= v.status != "unknown"
-            mark = ""
-            if v.disagrees_with_table:
-                mark = "  <- the table says unreachable" if v.status == "reachable" else \
-                    "  <- proved unreachable, not marked in the table"
-            print(f"  {rid:<62} {v.status}{f' (depth {v.depth})' if v.depth and v.status == 'reachable' else ''}{mark}",
-                  file=out)
-            rows_json.append({"row": rid, "status": v.status, "marked_unreachable": v.marked_unreachable,
-                              "depth": v.depth, "witness": v.trace.render() if v.trace else None})
-        report["rows"] = rows_json
-    report["ok"] = ok
-    report["seconds"] = round(time.perf_counter() - start, 3)
-    status = 0 if ok else 1 if refuted else 3
-    report["status"] = {0: "proved", 1: "refuted", 3: "undecided"}[status]
-    print(f"{'all obligations proved' if ok else 'NOT all obligations proved'}"
-          f"{'' if ok or refuted else ' (undecided: a solver timeout, not a counterexample; exit 3)'} "
-          f"({time.perf_counter() - start:.1f}s)", file=out)
-    if args.json is not None:
-        write_text_atomic(args.json, json.dumps(report, indent=2))
-    return status
+    report["invariants"] = entries
+    return ok, refuted
 
 
-def prove_main(argv: list[str]) -> int:
-    """Entry point for `groupspec prove`; returns the exit code. `groupspec prove states ...` is the
-    explorer/solver reachable-state agreement check (proofs.agreement)."""
-    if argv[:1] == ["states"]:
-        from proofs.agreement import agreement_main
-
-        return agreement_main(argv[1:], prog="groupspec prove states")
-    try:
-        with interruptible():
-            return run(argv, sys.stdout)
-    except SystemExit as e:  # argparse's own --help / usage errors
-        return e.code if isinstance(e.code, int) else 2
-    except UsageError as e:
-        print(f"groupspec prove: {e}", file=sys.stderr)
-        return 2
+def _rows(table: Table, urgent: tuple[tuple[str, Guard], ...], ind: InductionReport, o: ProveOptions,
+          report: dict[str, Any], out: TextIO) -> bool:
+    """Every row witnessed or proved unreachable: True iff each is decided."""
+    rr = reachability(table, urgent, depth=o.reach_depth, n_ids=o.ids, timeout_ms=o.timeout_ms,
+                      lemmas=ind.inductive_set)
+    print(f"rows ({len(rr.verdicts)}; witnesses to depth {o.reach_depth}, {rr.seconds:.1f}s):", file=out)
+    ok = True
+    rows_json = []
+    for rid, v in rr.verdicts.items():
+        ok &= v.status != "unknown"
+        mark = ""
+        if v.disagrees_with_table:
+            mark = "  <- the table says unreachable" if v.status == "reachable" else \
+                "  <- proved unreachable, not marked in the table"
+        depth = f" (depth {v.depth})" if v.depth and v.status == "reachable" else ""
+        print(f"  {rid:<62} {v.status}{depth}{mark}", file=out)
+        rows_json.append({"row": rid, "status": v.status, "marked_unreachable": v.marked_unreachable,
+                          "depth": v.depth, "witness": v.trace.render() if v.trace else None})
+    report["rows"] = rows_json
+    return ok

@@ -1,4 +1,4 @@
-"""Running the server: `start_in_thread` for tests and the fuzzer, `serve_main` for `groupspec serve`.
+"""Running the server: `start_in_thread` for tests and the fuzzer, `serve` for `groupspec serve`.
 
 Python API:
 
@@ -9,7 +9,8 @@ Python API:
     handle.advance(500)                # clock="manual" only
     handle.stop()                      # or `with start_in_thread(...) as handle:`
 
-CLI (exit codes: 0 stopped by SIGTERM, 2 bad arguments or the port cannot be bound, 130 Ctrl-C):
+`serve(config, bugs, port=...)` runs `groupspec serve` (groupspec/commands/serve.py parses its
+arguments; exit codes: 0 stopped by SIGTERM, 2 bad arguments or the port cannot be bound, 130 Ctrl-C):
 
     groupspec serve [--port N] [--config KEY=VALUE]... [--bug NAME]... [--max-frame-bytes N]
                     [--read-timeout S] [--idle-timeout S]
@@ -20,7 +21,6 @@ connection problem is one line on stderr; stopping prints one line on stderr.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import concurrent.futures
 import signal
@@ -30,6 +30,7 @@ from types import TracebackType
 from typing import Callable, Iterable, Optional, TextIO, TypeVar, Union
 
 from model.coordinator_api import CoordinatorConfig
+from model.errors import EXIT_INTERRUPTED, EXIT_OK, BadInput
 from reference.bugs import BUGS
 
 from server.broker import (
@@ -39,11 +40,14 @@ from server.broker import (
     Clock,
     GroupServer,
 )
-from server.config import KAFKA_PROPERTIES, ConfigError, parse_properties
 from server.protocol import Stats
 
 HOST = "127.0.0.1"
 T = TypeVar("T")
+
+
+class UnknownBug(BadInput, ValueError):
+    """A seeded bug name that reference/bugs.py does not define."""
 
 
 def _bug_set(bug: Union[None, str, Iterable[str]]) -> frozenset[str]:
@@ -52,7 +56,7 @@ def _bug_set(bug: Union[None, str, Iterable[str]]) -> frozenset[str]:
     names = frozenset({bug} if isinstance(bug, str) else bug)
     unknown = sorted(names - BUGS.keys())
     if unknown:
-        raise ValueError(f"unknown seeded bug(s) {unknown}; known: {', '.join(sorted(BUGS))}")
+        raise UnknownBug(f"unknown seeded bug(s) {unknown}; known: {', '.join(sorted(BUGS))}")
     return names
 
 
@@ -146,80 +150,32 @@ def start_in_thread(
     return ServerHandle(server, loop, thread)
 
 
-# ---------------------------------------------------------------------------------------- CLI
-
-USAGE_LINE = "groupspec serve [--port N] [--config KEY=VALUE]... [--bug NAME]...   the reference as a Kafka broker"
+# ------------------------------------------------------------------------------ groupspec serve
 
 
-class _BadArguments(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _BadArguments(message)
-
-
-def _parser() -> _Parser:
-    p = _Parser(
-        prog="groupspec serve",
-        description="Serve the reference coordinator (Kafka 3.9's classic GroupCoordinator) as a Kafka "
-                    "broker on 127.0.0.1: ApiVersions, FindCoordinator and the nine group APIs at every "
-                    "version the codec speaks, plus Metadata v0-8 (one broker, no topics) for clients' "
-                    "bootstrap; timers run in real time.",
-        epilog="The first stdout line is 'groupspec serve: listening on 127.0.0.1:PORT'; connection "
-               "problems are one stderr line each. Exit status: 0 after SIGTERM, 130 after Ctrl-C, 2 for "
-               "bad arguments or a port that cannot be bound.")
-    p.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free port, printed)")
-    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                   help="a Kafka broker property: " + ", ".join(sorted(KAFKA_PROPERTIES)) + " (repeatable)")
-    p.add_argument("--bug", action="append", default=[], metavar="NAME",
-                   help="run with a seeded bug from reference/bugs.py (repeatable)")
-    p.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME_BYTES,
-                   help=f"largest request frame accepted (default {DEFAULT_MAX_FRAME_BYTES})")
-    p.add_argument("--read-timeout", type=float, default=DEFAULT_READ_TIMEOUT_S, metavar="S",
-                   help=f"seconds a frame may stay incomplete (default {DEFAULT_READ_TIMEOUT_S:g})")
-    p.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S, metavar="S",
-                   help=f"close connections idle this long (default {DEFAULT_IDLE_TIMEOUT_S:g}, "
-                        "Kafka's connections.max.idle.ms)")
-    return p
-
-
-def serve_main(argv: list[str], out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = _parser()
-    try:
-        a = parser.parse_args(argv)
-        if not 0 <= a.port <= 65535:
-            raise _BadArguments(f"--port must be in 0..65535, got {a.port}")
-        if a.max_frame_bytes < 8:
-            raise _BadArguments(f"--max-frame-bytes must be >= 8, got {a.max_frame_bytes}")
-        if not a.read_timeout > 0 or not a.idle_timeout > 0:
-            raise _BadArguments("--read-timeout and --idle-timeout must be > 0")
-        config = parse_properties(a.config)
-        bugs = _bug_set(a.bug)
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    except (_BadArguments, ConfigError, ValueError) as e:
-        err.write(f"groupspec serve: error: {e}\n")
-        return 2
+def serve(config: CoordinatorConfig, bugs: frozenset[str], *, port: int = 0,
+          max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+          idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, out: Optional[TextIO] = None,
+          err: Optional[TextIO] = None) -> int:
+    """Serve until SIGTERM (returns 0) or Ctrl-C (returns 130); BadInput if the port cannot be bound.
+    The first line on `out` is `groupspec serve: listening on 127.0.0.1:PORT`; connection problems
+    go to `err`, one line each."""
+    err_stream = err if err is not None else sys.stderr
 
     def log(line: str) -> None:
-        err.write(line + "\n")
-        err.flush()
+        err_stream.write(line + "\n")
+        err_stream.flush()
 
-    server = GroupServer(config, bugs, host=HOST, port=a.port, max_frame_bytes=a.max_frame_bytes,
-                         read_timeout_s=a.read_timeout, idle_timeout_s=a.idle_timeout, log=log)
-    return asyncio.run(_serve(server, out, log))
+    server = GroupServer(config, _bug_set(bugs), host=HOST, port=port, max_frame_bytes=max_frame_bytes,
+                         read_timeout_s=read_timeout_s, idle_timeout_s=idle_timeout_s, log=log)
+    return asyncio.run(_serve(server, out if out is not None else sys.stdout, log))
 
 
 async def _serve(server: GroupServer, out: TextIO, log: Callable[[str], None]) -> int:
     try:
         port = await server.start()
     except OSError as e:
-        log(f"groupspec serve: error: cannot listen on {server.host}:{server.port}: {e.strerror or e}")
-        return 2
+        raise BadInput(f"cannot listen on {server.host}:{server.port}: {e.strerror or e}") from None
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[int] = loop.create_future()
 
@@ -227,13 +183,13 @@ async def _serve(server: GroupServer, out: TextIO, log: Callable[[str], None]) -
         if not stopped.done():
             stopped.set_result(status)
 
-    loop.add_signal_handler(signal.SIGINT, on_signal, 130)
-    loop.add_signal_handler(signal.SIGTERM, on_signal, 0)
+    loop.add_signal_handler(signal.SIGINT, on_signal, EXIT_INTERRUPTED)
+    loop.add_signal_handler(signal.SIGTERM, on_signal, EXIT_OK)
     out.write(f"groupspec serve: listening on {server.host}:{port}\n")
     out.flush()
     if server.bugs:
         log(f"groupspec serve: seeded bug(s) on: {', '.join(sorted(server.bugs))}")
     status = await stopped
     await server.stop()
-    log("groupspec serve: interrupted, stopped" if status == 130 else "groupspec serve: stopped (SIGTERM)")
+    log("groupspec serve: interrupted, stopped" if status == EXIT_INTERRUPTED else "groupspec serve: stopped (SIGTERM)")
     return status

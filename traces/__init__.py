@@ -11,5 +11,5 @@
 #   pipeline.py  pure per-partition processing shared by the Spark job and the local runner
 #   output.py    atomic output directories (temp dir, rename, _SUCCESS marker)
 #   job.py       the thin Spark shell (the only module importing pyspark, inside functions)
-#   cli.py       `groupspec traces generate` and `groupspec replay` entry points
+#   cli.py       what `groupspec replay` runs (replay; groupspec/commands/ parses the arguments)
 """The trace pipeline: schema, producers, pure replay, and a thin Spark job."""

@@ -2,8 +2,9 @@
 
 pyspark and pyarrow are imported inside functions only, so the rest of the package imports without
 them. Every Python step runs in `mapInArrow` over Arrow batches; the driver receives only counts.
-Run it through `groupspec replay` (local[*] by default) or `spark-submit traces/job.py ...` on a
-cluster (ship the project with `--py-files`, the output path must be visible to the driver).
+Run it through `groupspec replay` (local[*] by default), on a cluster through
+`spark-submit groupspec/cli.py replay ...` (ship the project with `--py-files`; the output path must
+be visible to the driver).
 """
 
 from __future__ import annotations
@@ -328,9 +329,3 @@ def run(
             }
         )
     return counts
-
-
-if __name__ == "__main__":  # spark-submit traces/job.py --input ... --output ...
-    from traces.cli import replay_main
-
-    sys.exit(replay_main(sys.argv[1:]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from pathlib import Path
@@ -9,14 +10,16 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import run_scenarios
 from conformance.scenario import FORMAT
 from conformance.targets import TargetError, resolve_target
+from groupspec.cli import main
 
 
 def call(argv: list[str]) -> tuple[int, str, str]:
+    """`groupspec scenario run ARGV`: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
-    code = run_scenarios(argv, out, err)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["scenario", "run", *argv])
     return code, out.getvalue(), err.getvalue()
 
 

@@ -143,10 +143,10 @@ def test_the_default_plan_has_a_state_budget_per_run_and_a_cut_run_never_passes(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A table whose state space outgrows the plan's bounds is cut short at PLAN_MAX_STATES per run
     (exit 3 without a counterexample); --max-states sets another budget; Kafka's table fits."""
-    import groupspec.cli
+    from groupspec.commands import check
     from check.plan import DEFAULT_PLAN, PLAN_MAX_STATES
     assert PLAN_MAX_STATES > 2 * 723_779  # the largest run on Kafka's table
-    monkeypatch.setattr(groupspec.cli, "PLAN_MAX_STATES", 5000)
+    monkeypatch.setattr(check, "PLAN_MAX_STATES", 5000)
     assert main(["check", "--quiet"]) == 3
     out = capsys.readouterr().out
     assert "INCOMPLETE: closed: 3 consumers, timeouts and a stalling client: --max-states 5000 reached" in out

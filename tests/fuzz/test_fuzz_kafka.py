@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from fuzz.cli import fuzz_main
+from groupspec.cli import main
 from wire.kafka_broker import kafka_available
 
 WHY_NOT = kafka_available("3.9")
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.kafka] + (
 
 def test_kafka_39_has_no_findings(tmp_path: str) -> None:
     out = os.path.join(str(tmp_path), "k")
-    rc = fuzz_main(["--target", "kafka-3.9", "--minutes", "0.3", "--parallel", "24", "--seed", "9",
+    rc = main(["fuzz", "--target", "kafka-3.9", "--minutes", "0.3", "--parallel", "24", "--seed", "9",
                     "--report", out, "--quiet"])
     doc = json.load(open(os.path.join(out, "report.json")))
     assert rc == 0, doc["classes"]

@@ -12,8 +12,8 @@ import sys
 
 from model.coordinator_api import CoordinatorConfig
 
-from conformance.cli import run_scenarios
-from fuzz.cli import fuzz_main
+from conformance.cli import run_files
+from groupspec.cli import main
 from server.run import start_in_thread
 
 CFG = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
@@ -35,7 +35,7 @@ def test_correct_reference_has_no_findings(tmp_path: str) -> None:
         line = proc.stdout.readline()
         assert line.startswith("groupspec serve: listening on 127.0.0.1:"), line
         address = "kafka://" + line.rsplit(" ", 1)[1].strip()
-        rc = fuzz_main(["--target", address, "--minutes", "0.2", "--parallel", "24", "--seed", "7",
+        rc = main(["fuzz", "--target", address, "--minutes", "0.2", "--parallel", "24", "--seed", "7",
                         "--report", out, "--quiet"])
     finally:
         proc.terminate()
@@ -50,7 +50,7 @@ def test_correct_reference_has_no_findings(tmp_path: str) -> None:
 
 def test_seeded_bug_is_found_shrunk_and_replayable(tmp_path: str) -> None:
     out = os.path.join(str(tmp_path), "b")
-    rc = fuzz_main(["--target", "serve", "--bug", "heartbeat-empty-accepted", "--minutes", "0.2",
+    rc = main(["fuzz", "--target", "serve", "--bug", "heartbeat-empty-accepted", "--minutes", "0.2",
                     "--parallel", "24", "--seed", "7", "--report", out, "--quiet",
                     "--shrink-seconds", "15"])
     assert rc == 1
@@ -66,26 +66,26 @@ def test_seeded_bug_is_found_shrunk_and_replayable(tmp_path: str) -> None:
     heartbeat = [c["scenario"] for c in doc["classes"] if c["api"] == "Heartbeat"]
     # every minimal scenario fails on the buggy target ...
     with start_in_thread(CFG, "heartbeat-empty-accepted") as buggy:
-        assert run_scenarios(heartbeat + ["--target", f"kafka://127.0.0.1:{buggy.port}"]) == 1
+        assert run_files(heartbeat, f"kafka://127.0.0.1:{buggy.port}") == 1
     # ... and at least one passes on the correct one, one by one
     passed = 0
     for f in heartbeat:
         with start_in_thread(CFG) as good:
-            passed += run_scenarios([f, "--target", f"kafka://127.0.0.1:{good.port}"]) == 0
+            passed += run_files([f], f"kafka://127.0.0.1:{good.port}") == 0
     assert passed >= 1
 
 
 def test_bad_usage_and_unreachable_target(tmp_path: str) -> None:
-    assert fuzz_main(["--target", "serve", "--config", "nonsense=1"]) == 2
-    assert fuzz_main(["--target", "tansu", "--bug", "no-generation-bump"]) == 2
-    assert fuzz_main(["--target", "serve", "--bug", "no-such-bug"]) == 2
-    assert fuzz_main(["--target", "kafka://10.1.2.3:9092", "--minutes", "0.05"]) == 2  # not loopback
+    assert main(["fuzz", "--target", "serve", "--config", "nonsense=1"]) == 2
+    assert main(["fuzz", "--target", "tansu", "--bug", "no-generation-bump"]) == 2
+    assert main(["fuzz", "--target", "serve", "--bug", "no-such-bug"]) == 2
+    assert main(["fuzz", "--target", "kafka://10.1.2.3:9092", "--minutes", "0.05"]) == 2  # not loopback
     import socket
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    assert fuzz_main(["--target", f"kafka://127.0.0.1:{port}", "--minutes", "0.05", "--quiet"]) == 3
+    assert main(["fuzz", "--target", f"kafka://127.0.0.1:{port}", "--minutes", "0.05", "--quiet"]) == 3
 
 
 def test_request_order_is_kept_for_a_responsive_target() -> None:
@@ -118,7 +118,7 @@ def test_request_order_is_kept_for_a_responsive_target() -> None:
 
 def test_max_requests_bounds_the_run(tmp_path: str) -> None:
     out = os.path.join(str(tmp_path), "m")
-    assert fuzz_main(["--target", "serve", "--max-requests", "150", "--minutes", "1", "--parallel", "8",
+    assert main(["fuzz", "--target", "serve", "--max-requests", "150", "--minutes", "1", "--parallel", "8",
                       "--report", out, "--quiet"]) == 0
     doc = json.load(open(os.path.join(out, "report.json")))
     assert doc["requests"] <= 150 and doc["sequences"] >= 1

@@ -5,13 +5,15 @@ Time is injected (a fake clock that moves one second per reading), so no test de
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 from typing import Callable
 
 from conformance.parse import load
-from conformance.soak import run_one, soak, soak_main, summary
+from conformance.soak import run_one, soak, summary
+from groupspec.cli import main
 
 
 def fake_clock(step_s: float = 1.0) -> Callable[[], float]:
@@ -34,8 +36,9 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: str) -> None:
         (["--minutes", "1", "--bogus"], "unrecognized arguments"),
     ):
         err = io.StringIO()
-        assert soak_main(argv, out=io.StringIO(), err=err) == 2, argv
-        assert needle in err.getvalue() and "groupspec soak: error:" in err.getvalue(), err.getvalue()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            assert main(["soak", *argv]) == 2, argv
+        assert needle in err.getvalue() and err.getvalue().startswith("groupspec soak: "), err.getvalue()
 
 
 def test_unwritable_out_dir_is_a_bad_argument(tmp_path: str) -> None:
@@ -43,7 +46,8 @@ def test_unwritable_out_dir_is_a_bad_argument(tmp_path: str) -> None:
     with open(blocker, "w") as f:
         f.write("x")
     err = io.StringIO()
-    assert soak_main(["--minutes", "1", "--out", os.path.join(blocker, "sub")], out=io.StringIO(), err=err) == 2
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert main(["soak", "--minutes", "1", "--out", os.path.join(blocker, "sub")]) == 2
     assert "cannot create directory" in err.getvalue()
 
 

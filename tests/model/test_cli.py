@@ -18,7 +18,7 @@ from groupspec.cli import main
     (["check", "--table", "model.table:EVENTS"], "not a transition table"),
     (["check", "--json", "/no/such/dir/x.json"], "does not exist"),
     (["check", "--members", "x"], "invalid int value"),
-    (["frobnicate"], "unknown command"),
+    (["frobnicate"], "invalid choice"),
 ])
 def test_bad_arguments_exit_2_with_a_message(argv: list[str], needle: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proofs.cli import prove_main
+from groupspec.cli import main
 
 
 @pytest.mark.parametrize("argv", [
@@ -16,25 +16,24 @@ from proofs.cli import prove_main
     ["--json", "/no/such/dir/out.json"], ["--depth", "x"], ["--depth", "1000"],
 ])
 def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    from groupspec.cli import main  # the one top-level handler turns a BadInput into exit 2
     assert main(["prove", *argv]) == 2
     assert "groupspec prove" in capsys.readouterr().err
 
 
 def test_proved_invariant_exits_0_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    assert prove_main(["--invariant", "single-delayed-join", "--depth", "2", "--json", str(out)]) == 0
+    assert main(["prove", "--invariant", "single-delayed-join", "--depth", "2", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["ok"] is True
     assert [e["invariant"] for e in report["invariants"]] == ["single-delayed-join"]
 
 
 def test_mutant_exits_1() -> None:
-    assert prove_main(["--table", "check.mutants:SECOND_DELAYED_JOIN", "--invariant",
-                       "single-delayed-join", "--depth", "3"]) == 1
+    assert main(["prove", "--table", "check.mutants:SECOND_DELAYED_JOIN", "--invariant",
+                 "single-delayed-join", "--depth", "3"]) == 1
 
 
 def test_one_response_per_request_is_proved_and_its_mutant_is_not() -> None:
-    assert prove_main(["--invariant", "one-response-per-request", "--depth", "2"]) == 0
-    assert prove_main(["--table", "check.mutants:JOIN_ANSWERED_AND_PARKED", "--invariant",
-                       "one-response-per-request", "--depth", "3"]) == 1
+    assert main(["prove", "--invariant", "one-response-per-request", "--depth", "2"]) == 0
+    assert main(["prove", "--table", "check.mutants:JOIN_ANSWERED_AND_PARKED", "--invariant",
+                 "one-response-per-request", "--depth", "3"]) == 1

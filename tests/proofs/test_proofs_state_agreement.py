@@ -18,7 +18,6 @@ from proofs.agreement import (
     AgreementBounds,
     ExplorerStates,
     Key,
-    agreement_main,
     check_agreement,
     explore_states,
     group_values,
@@ -127,14 +126,16 @@ def test_a_mutant_given_to_one_engine_is_found(mutated: str, small: ExplorerStat
 
 @pytest.mark.parametrize("argv", [["--ids", "0"], ["--ids", "x"], ["--static", "3"], ["--bogus"]])
 def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert agreement_main(argv) == 2
-    assert capsys.readouterr().err
+    from groupspec.cli import main
+
+    assert main(["prove", "states", *argv]) == 2
+    assert capsys.readouterr().err.startswith("groupspec prove states: ")
 
 
 def test_groupspec_prove_states_runs_the_check(capsys: pytest.CaptureFixture[str]) -> None:
-    from proofs.cli import prove_main
+    from groupspec.cli import main
 
-    assert prove_main(["states", "--ids", "1", "--dynamic", "1", "--generation", "0"]) == 0
+    assert main(["prove", "states", "--ids", "1", "--dynamic", "1", "--generation", "0"]) == 0
     assert "agree: the same 44 states" in capsys.readouterr().out
-    assert prove_main(["states", "--ids", "0"]) == 2
+    assert main(["prove", "states", "--ids", "0"]) == 2
     assert capsys.readouterr().err.startswith("groupspec prove states: ")

@@ -11,7 +11,7 @@ import pytest
 
 from model.coordinator_api import Coordinator, CoordinatorConfig, Recorder
 from reference.coordinator import ReferenceCoordinator
-from traces.cli import generate_main
+from groupspec.cli import main
 from traces.generate import GenerateError, GeneratorOptions, generate, model_factory
 
 
@@ -62,7 +62,7 @@ def test_a_failing_writer_process_stops_the_run_and_publishes_nothing(tmp_path: 
 
 
 def test_bad_jobs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = generate_main(["--groups", "3", "--jobs", "0", "--out", str(tmp_path / "out")], model_factory, "model")
+    rc = main(["traces", "generate", "--groups", "3", "--jobs", "0", "--out", str(tmp_path / "out")])
     assert rc == 2
     assert "--jobs must be >= 1" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -73,7 +73,7 @@ def test_an_unknown_bug_name_is_refused_before_any_work(tmp_path: Path, capsys: 
     with pytest.raises(GenerateError, match="unknown seeded bug"):
         generate(GeneratorOptions(groups=3, bugs=("no-such-bug",), bug_fraction=0.0), ReferenceCoordinator,
                  tmp_path / "out")
-    rc = generate_main(["--groups", "3", "--bug", "no-such-bug", "--out", str(tmp_path / "cli")], ReferenceCoordinator)
+    rc = main(["traces", "generate", "--groups", "3", "--bug", "no-such-bug", "--out", str(tmp_path / "cli")])
     assert rc == 2
     assert "unknown seeded bug(s) ['no-such-bug']" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "cli").exists()

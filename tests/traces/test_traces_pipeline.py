@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from traces_helpers import FIXTURES, model_trace, row_json, write_jsonl
-from traces.cli import replay_main
+from groupspec.cli import main
 from traces.inputs import classify
 from traces.local import run_local
 from traces.output import AtomicOutput, is_complete
@@ -59,7 +59,7 @@ def test_every_defect_lands_in_rejects_and_counts_add_up(tmp_path: Path) -> None
 def test_replay_cli_local_writes_a_complete_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, reasons = malformed_trace(tmp_path)
     out = tmp_path / "out"
-    assert replay_main(["--input", str(path), "--output", str(out), "--local"]) == 0
+    assert main(["replay", "--input", str(path), "--output", str(out), "--local"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     rows = len(path.read_text().splitlines())
     assert last == (f"rows {rows}, replayed {rows - len(reasons)}, rejected {len(reasons)}, ignored 0, duplicates 0, "
@@ -70,7 +70,7 @@ def test_replay_cli_local_writes_a_complete_output(tmp_path: Path, capsys: pytes
 
 
 def test_logs_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert replay_main(["--input", str(FIXTURES), "--output", str(tmp_path / "o"), "--local"]) == 0
+    assert main(["replay", "--input", str(FIXTURES), "--output", str(tmp_path / "o"), "--local"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-2].startswith("ignored 7 ")
     assert lines[-1] == "rows 60, replayed 53, rejected 0, ignored 7, duplicates 0, groups 5, violations 0"
@@ -79,14 +79,14 @@ def test_logs_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_a_file_that_is_not_a_trace_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = write_jsonl(tmp_path / "users.jsonl", [json.dumps({"user": "u1", "action": "login"})])
     out = tmp_path / "out"
-    assert replay_main(["--input", str(bad), "--output", str(out), "--local"]) == 2
+    assert main(["replay", "--input", str(bad), "--output", str(out), "--local"]) == 2
     assert "users.jsonl: line 1 has no group_id and no kind column" in capsys.readouterr().err
     assert not out.exists()
 
 
 def test_bad_arguments_exit_2(tmp_path: Path) -> None:
-    assert replay_main(["--output", str(tmp_path)]) == 2
-    assert replay_main(["--input", str(tmp_path / "missing.jsonl"), "--output", str(tmp_path / "o")]) == 2
+    assert main(["replay", "--output", str(tmp_path)]) == 2
+    assert main(["replay", "--input", str(tmp_path / "missing.jsonl"), "--output", str(tmp_path / "o")]) == 2
 
 
 def test_a_failed_job_leaves_no_output_that_looks_complete(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from traces.cli import replay_main
+from groupspec.cli import main
 from traces.inputs import classify
 from traces.local import LocalResult, run_local
 from traces.logparse import LogLineError, parse_line
@@ -81,7 +81,7 @@ def test_every_collected_log_replays_clean_and_nothing_is_lost(path: Path) -> No
 
 def test_all_collected_logs_in_one_cli_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    assert replay_main(["--input", *map(str, LOGS), "--output", str(out), "--local"]) == 0
+    assert main(["replay", "--input", *map(str, LOGS), "--output", str(out), "--local"]) == 0
     last = parse_last_line(capsys.readouterr().out.strip().splitlines()[-1])
     texts = [p.read_text() for p in LOGS]
     assert last["rows"] == sum(len(t.splitlines()) for t in texts)
@@ -125,7 +125,7 @@ def test_two_appenders_write_every_line_twice(tmp_path: Path, capsys: pytest.Cap
     assert result.counts.replayed == once.counts.replayed and result.counts.violations == 0
     assert result.counts.ignored == 2 * once.counts.ignored  # lines of other loggers are not judged at all
     assert [v["events"] for v in result.verdicts] == [v["events"] for v in once.verdicts]
-    assert replay_main(["--input", str(tmp_path / "server.log"), "--output", str(tmp_path / "o"), "--local"]) == 0
+    assert main(["replay", "--input", str(tmp_path / "server.log"), "--output", str(tmp_path / "o"), "--local"]) == 0
     assert ", duplicates 16, " in capsys.readouterr().out.splitlines()[-1]
     # the same text at another time is no duplicate: a second Stabilized in generation 3 is a violation
     stabilized = next(x for x in lines if "Stabilized group demo-group generation 3" in x)
@@ -232,7 +232,7 @@ def test_a_generation_beyond_int32_is_rejected(tmp_path: Path, capsys: pytest.Ca
         parse_line(huge, "x:1", 1)
     path = tmp_path / "server.log"
     path.write_text("\n".join(lines[:2] + [huge] + lines[3:]) + "\n")
-    assert replay_main(["--input", str(path), "--output", str(tmp_path / "o"), "--local"]) == 0
+    assert main(["replay", "--input", str(path), "--output", str(tmp_path / "o"), "--local"]) == 0
     last = parse_last_line(capsys.readouterr().out.strip().splitlines()[-1])
     assert (last["rejected"], last["replayed"], last["violations"]) == (1, 4, 0)
 

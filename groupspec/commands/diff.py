@@ -1,0 +1,154 @@
+"""`groupspec diff` and `groupspec check --refines`: client-visible differences between two tables.
+
+Exit status: 0 no difference within the bounds; 1 a difference (each printed with its input
+sequence and, when one could be made and verified, a scenario file); 2 bad input; 3 the search
+was cut short (--max-states) before it found anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Final, Optional
+
+from check.abstract import Bounds
+from check.profiles import PROFILES
+from conformance.diff import DiffReport, Side, describe_obs, explore_diff, render_report
+from model.atomic import write_text_atomic
+
+from groupspec import junit
+from groupspec.options import (
+    add_bound_options, add_quiet, at_least, bounds_of, load_table_or_profile, output_dir, output_file,
+)
+
+HELP: Final = "client-visible differences between two tables, as verified scenario files"
+DESCRIPTION: Final = "Client-visible differences between two transition tables."
+
+# The bounds `diff` and `--refines` use when none are given: two consumers that time out and
+# stall, generations up to 2 (the group returns to Empty at generation 2 when its last member
+# is removed).
+DEFAULT_DIFF_BOUNDS: Final = Bounds(dynamic=2, max_generation=2,
+                                    faults=frozenset({"session", "rebalance", "stall"}))
+MOST_MEMBERS: Final = 4
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", required=True, metavar="TABLE",
+                   help="a profile (" + ", ".join(sorted(PROFILES)) + "), package.module:NAME, "
+                        "or a mutant such as check.mutants:no-delayed-sync")
+    p.add_argument("--against", required=True, metavar="TABLE", help="the table to compare with")
+    add_bound_options(p, DEFAULT_DIFF_BOUNDS, given=False)
+    p.add_argument("--max-differences", type=int, default=3,
+                   help="how many differences to render as scenarios (default 3)")
+    p.add_argument("--max-states", type=int, default=None, help="stop after this many lockstep states")
+    p.add_argument("--out", default=None, metavar="DIR", help="write each scenario to DIR/difference-K.json")
+    p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
+    add_quiet(p)
+
+
+def run(a: argparse.Namespace) -> int:
+    bounds, _ = bounds_of(a, DEFAULT_DIFF_BOUNDS, most=MOST_MEMBERS, beyond="the lockstep search")
+    at_least("--max-differences", a.max_differences, 1)
+    if a.max_states is not None:
+        at_least("--max-states", a.max_states, 1)
+    output_dir(a.out, "--out", "difference-1.json", create=False)
+    output_file(a.json, "--json")
+    mine, theirs = side(a.table, "--table"), side(a.against, "--against")
+    return search(mine, theirs, bounds, one_sided=False, max_differences=a.max_differences,
+                  max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet)[0]
+
+
+def side(spec: str, flag: str) -> Side:
+    """A profile name (kafka-3.9), package.module:NAME, or a mutant (check.mutants:no-delayed-sync)."""
+    table, urgent = load_table_or_profile(spec, flag)
+    return Side(spec, table, urgent)
+
+
+def search(a_side: Side, b_side: Side, bounds: Bounds, *, one_sided: bool, max_differences: int,
+           max_states: Optional[int], out_dir: Optional[str], json_path: Optional[str],
+           quiet: bool) -> tuple[int, DiffReport]:
+    """The lockstep search, its differences printed (and written to `out_dir` as scenario files):
+    (exit status, report)."""
+    verb = "refines" if one_sided else "against"
+    print(f"groupspec diff: {a_side.name} {verb} {b_side.name}: {bounds.describe()}", flush=True)
+    r = explore_diff(a_side, b_side, bounds, one_sided=one_sided, max_differences=max_differences,
+                     max_nodes=max_states, progress=None if quiet else sys.stderr)
+
+    def write(k: int, doc: dict[str, Any]) -> Optional[str]:
+        if out_dir is None:
+            return None
+        path = os.path.join(out_dir, f"difference-{k}.json")
+        write_text_atomic(path, json.dumps(doc, indent=2) + "\n")
+        return path
+
+    render_report(r, sys.stdout, write)
+    if json_path:
+        write_text_atomic(json_path, json.dumps(report_json(r), indent=2) + "\n")
+    if r.differences:
+        what = ("shows a client something " + r.b + " would not" if one_sided
+                else "and " + r.b + " answer a client differently")
+        print(f"\n{r.a} {what}: {r.total_differences} difference(s) at the shortest depth "
+              f"{r.differences[0].depth}; {sum(d.scenario is not None for d in r.differences)} "
+              f"verified scenario(s)")
+        return 1, r
+    if not r.complete:
+        print(f"\nINCOMPLETE: cut short at {r.nodes:,} lockstep states (--max-states) with no "
+              f"difference found so far", file=sys.stderr)
+        return 3, r
+    print(f"\nno client-visible difference within these bounds ({r.nodes:,} lockstep states, "
+          f"{r.frontier:,} beyond the bounds)")
+    return 0, r
+
+
+def refines(table_spec: Optional[str], against: str, bounds: Optional[Bounds], *,
+            max_states: Optional[int], quiet: bool) -> tuple[int, DiffReport]:
+    """`groupspec check --table T --refines P`: exit 1 when T answers a client in a way P cannot."""
+    mine = side(table_spec or "kafka-3.9", "--table")
+    theirs = side(against, "--refines")
+    return search(mine, theirs, bounds or DEFAULT_DIFF_BOUNDS, one_sided=True, max_differences=1,
+                  max_states=max_states, out_dir=None, json_path=None, quiet=quiet)
+
+
+def refinement_case(table: str, against: str, status: int, r: DiffReport) -> junit.Case:
+    """The JUnit testcase of `check --refines`."""
+    name, cls = f"refines {against}", f"groupspec.check.{table}"
+    if status == 0:
+        return junit.Case(cls, name, junit.PASSED, seconds=r.seconds)
+    if status == 1:
+        return junit.Case(cls, name, junit.FAILURE, f"shows a client something {against} would not",
+                          difference_text(r), r.seconds)
+    return junit.Case(cls, name, junit.ERROR, "incomplete: the lockstep search was cut short", "", r.seconds)
+
+
+def difference_text(r: DiffReport) -> str:
+    """The differences of a report as plain text (a JUnit failure's text)."""
+    lines = []
+    for d in r.differences:
+        shown = r.a if d.shown_by == "A" else r.b
+        other = r.b if d.shown_by == "A" else r.a
+        lines += list(d.labels) or [a.label(r.bounds) for a, _ in d.inputs] + [d.action.label(r.bounds)]
+        lines.append(f"{shown}: {describe_obs(d.shown)}")
+        lines += [f"{other}: {describe_obs(o)}" for o in d.other]
+        if d.scenario is not None:
+            lines.append(json.dumps(d.scenario, indent=2))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def report_json(r: DiffReport) -> dict[str, Any]:
+    return {
+        "a": r.a, "b": r.b, "bounds": r.bounds.describe(), "one_sided": r.one_sided,
+        "complete": r.complete, "lockstep_states": r.nodes, "edges": r.edges,
+        "seconds": round(r.seconds, 3), "differences_found": r.total_differences,
+        "differences": [{
+            "inputs": d.depth, "shown_by": r.a if d.shown_by == "A" else r.b,
+            "trace": list(d.labels) or [a.label(r.bounds) for a, _ in d.inputs] + [d.action.label(r.bounds)],
+            "shown": describe_obs(d.shown), "other_can_answer": [describe_obs(o) for o in d.other],
+            "scenario": d.scenario, "scenario_passes_on": d.scenario_passes_on or None,
+            "scenario_fails_on": d.scenario_fails_on or None,
+            "no_scenario_because": d.unrendered or None,
+        } for d in r.differences],
+    }
+

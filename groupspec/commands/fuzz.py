@@ -1,0 +1,63 @@
+"""`groupspec fuzz`: model-drawn request sequences against a broker, judged, shrunk, classified
+(fuzz/cli.py). Exit 0 nothing found, 1 findings, 2 bad usage, 3 the target was unreachable or
+nothing could be judged, 130 interrupted (the report says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from model.errors import BadInput
+
+from fuzz.cli import FUZZ_CONFIG, FuzzOptions
+from groupspec.options import add_config_option, add_quiet, output_dir, parse_config
+
+HELP: Final = "fuzz a broker's coordinator with model-drawn request sequences"
+DESCRIPTION: Final = "Model-drawn request sequences against a broker, judged, shrunk, classified."
+
+_DEFAULT: Final = FuzzOptions(target="")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    d = _DEFAULT
+    p.add_argument("--target", required=True,
+                   help="tansu (started for the run), serve (groupspec serve in this process), "
+                        "kafka://HOST:PORT, or kafka-3.9")
+    p.add_argument("--minutes", type=float, default=d.minutes, metavar="M", help=f"how long to fuzz (default {d.minutes:g})")
+    p.add_argument("--max-requests", type=int, default=d.max_requests, metavar="N",
+                   help=f"stop after this many requests (default {d.max_requests:,})")
+    p.add_argument("--seed", type=int, default=d.seed, metavar="S",
+                   help=f"seed of the generated sequences (default {d.seed})")
+    p.add_argument("--parallel", type=int, default=d.parallel, metavar="P",
+                   help=f"groups fuzzed at once (default {d.parallel})")
+    p.add_argument("--report", default=None, metavar="DIR",
+                   help="write report.json, report.md and each class's minimal scenario (scenarios/) in DIR")
+    p.add_argument("--bug", action="append", default=[], metavar="NAME",
+                   help="seeded bug of --target serve (repeatable)")
+    add_config_option(p, FUZZ_CONFIG)
+    p.add_argument("--allow-remote", action="store_true", help="allow a kafka://HOST:PORT target off loopback")
+    p.add_argument("--no-shrink", action="store_true", help="keep each class's first sequence, unshrunk")
+    p.add_argument("--shrink-seconds", type=float, default=None, metavar="S",
+                   help="how long shrinking may go on after the run (default: a tenth, >= 30 s)")
+    p.add_argument("--no-commits", action="store_true",
+                   help="no OffsetCommit/OffsetFetch (targets that check topic existence)")
+    p.add_argument("--late-ms", type=int, default=d.late_ms, metavar="MS",
+                   help=f"a timer the model arms for time d must have fired on the target by d + this (default {d.late_ms})")
+    p.add_argument("--response-bound-ms", type=int, default=d.response_bound_ms, metavar="MS",
+                   help=f"a request the model answers must be answered by the target within this; else a "
+                        f"no-response finding (default {d.response_bound_ms})")
+    add_quiet(p)
+
+
+def run(a: argparse.Namespace) -> int:
+    config = parse_config(a.config, FUZZ_CONFIG)
+    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
+        raise BadInput("--minutes, --parallel and --max-requests must be positive")
+    output_dir(a.report, "--report", "report.json", create=True)
+    options = FuzzOptions(target=a.target, minutes=a.minutes, max_requests=a.max_requests, seed=a.seed,
+                          parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
+                          shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
+                          late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet)
+    from fuzz.cli import fuzz
+    return fuzz(options, config)

@@ -1,0 +1,35 @@
+"""`groupspec replay --input PATH... --output DIR`: check traces or broker logs against the model,
+on Spark or in this process (traces/cli.py).
+
+Exit 0 = no violation, 1 = violations, 2 = bad arguments or an input that is not a trace at all
+(nothing written), 3 = the counts do not add up (nothing published).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+HELP: Final = "check traces or broker logs against the model (Spark)"
+DESCRIPTION: Final = "Replay traces or broker logs against the model."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input", nargs="+", action="extend", required=True, metavar="PATH",
+                   help="trace files (*.jsonl, *.parquet), broker logs (*.log, server.log*), or directories")
+    p.add_argument("--output", required=True, metavar="DIR", help="output directory (published atomically)")
+    p.add_argument("--master", default=None, help="Spark master URL (default local[*]; under spark-submit: its master)")
+    p.add_argument("--partitions", type=int, default=None, help="partitions of the group shuffle")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    p.add_argument("--local", action="store_true", help="run in this Python process, without Spark")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="print stage progress (default: when stderr is a terminal)")
+
+
+def run(a: argparse.Namespace) -> int:
+    from traces.cli import ReplayOptions, print_counts, replay
+
+    counts = replay(a.input, a.output, ReplayOptions(master=a.master, partitions=a.partitions,
+                                                     overwrite=a.overwrite, local=a.local, progress=a.progress))
+    print_counts(counts)
+    return 1 if counts.violations else 0

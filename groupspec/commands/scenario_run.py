@@ -1,0 +1,30 @@
+"""`groupspec scenario run FILE... --target T [--json FILE] [--allow-remote] [--profile P]`.
+
+Exit status: 0 nothing failed, 1 some scenario failed, 2 bad input (arguments, scenario files,
+target); on bad input nothing is run and no report is written; 3 a target that could not be
+reached or did not answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from conformance.targets import PROFILES, TARGET_HELP
+
+HELP: Final = "run scenario files against a target"
+DESCRIPTION: Final = "Run conformance scenario files against a target."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="scenario files (kafka-classic-group-conformance/1)")
+    p.add_argument("--target", required=True, help=TARGET_HELP)
+    p.add_argument("--json", metavar="FILE", dest="json_path", help="also write a machine-readable report")
+    p.add_argument("--allow-remote", action="store_true", help="allow kafka://HOST:PORT targets")
+    p.add_argument("--profile", choices=PROFILES, default=None,
+                   help="with --target model: the table of this Kafka version (default kafka-3.9)")
+
+
+def run(a: argparse.Namespace) -> int:
+    from conformance.cli import run_files
+    return run_files(a.files, a.target, allow_remote=a.allow_remote, profile=a.profile, json_path=a.json_path)
