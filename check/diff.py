@@ -36,6 +36,7 @@ _CLIENT = re.compile(r"\b[cs]\d+(#\d+)?|rid:\d+")
 
 Obs = tuple[tuple[str, str], ...]  # (who, visible response as JSON), sorted; who = "reply" or "rid:<n>"
 Node = tuple[frozenset[World], frozenset[World]]
+Outcomes = dict[Obs, list[tuple[World, Successor]]]  # per visible answer, the worlds after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +145,10 @@ class Lockstep:
         return list(seen)
 
     def outcomes(self, side: int, worlds: frozenset[World],
-                 a: Action) -> dict[Obs, list[tuple[World, Successor]]]:
+                 a: Action) -> Outcomes:
         """Per visible answer, the worlds the side can be in afterwards (with the step taken)."""
         m = self.models[side]
-        out: dict[Obs, list[tuple[World, Successor]]] = {}
+        out: Outcomes = {}
         for w in worlds:
             if timer_like(a) and a not in set(m.actions(w)):
                 # the timer is not armed on this side: time passes, nothing happens
@@ -162,6 +163,100 @@ class Lockstep:
                 o = () if s.transition is None else _obs(s.transition, s.action.variant)
                 out.setdefault(o, []).append((w, s))
         return out
+
+
+class _Search:
+    """One breadth-first lockstep search in progress: the lockstep states found, numbered in the
+    order found (node 0 is the initial pair), how each was first reached, and the differences:
+    `found` those of the depths finished, `level` those of the depth being expanded."""
+
+    def __init__(self, ls: Lockstep, report: DiffReport, verify: Optional[Verify],
+                 max_differences: int, extra_depth: int) -> None:
+        self.ls, self.report, self.verify = ls, report, verify
+        self.max_differences, self.extra_depth = max_differences, extra_depth
+        init = ls.initial()
+        self.ids: dict[Node, int] = {init: 0}
+        self.nodes: list[Node] = [init]
+        self.parent: list[tuple[int, Optional[Action], Obs]] = [(-1, None, ())]
+        self.depth: list[int] = [0]
+        self.queue: deque[int] = deque([0])
+        self.first_depth: Optional[int] = None
+        self.signatures: set[tuple[object, ...]] = set()
+        self.level: list[Difference] = []  # differences found while expanding the current depth
+        self.found: list[Difference] = []
+        self.verified = 0
+        self.current = 0
+
+    def close_level(self) -> bool:
+        """Handle the differences of the level just finished; True: stop searching."""
+        if not self.level:
+            return False
+        self.found.extend(self.level)
+        if self.verify is None:
+            return True
+        for d in sorted(self.level, key=lambda x: (_unrenderable_steps(x), x.shown_by)):
+            if self.verified >= self.max_differences:
+                break
+            self.verify(self.ls, d)
+            self.verified += d.scenario is not None
+        self.level.clear()
+        return self.verified > 0 or (self.first_depth is not None
+                                     and self.current + 1 - self.first_depth >= self.extra_depth)
+
+    def close_unfinished_level(self) -> None:
+        """The search was cut short with differences of an unfinished level: keep them too."""
+        if not self.level:
+            return
+        self.found.extend(self.level)
+        if self.verify is not None:
+            for d in self.level:
+                if self.verified < self.max_differences:
+                    self.verify(self.ls, d)
+                    self.verified += d.scenario is not None
+
+    def expand(self, n: int, one_sided: bool) -> bool:
+        """Try every input on lockstep state `n`; False (nothing tried) beyond the bounds."""
+        node = self.nodes[n]
+        if not all(self.ls.models[s].within_bounds(w) for s in (0, 1) for w in node[s]):
+            self.report.frontier += 1
+            return False
+        for act in self.ls.actions(node):
+            oa = self.ls.outcomes(0, node[0], act)
+            ob = self.ls.outcomes(1, node[1], act)
+            extra = [("A", o) for o in sorted(oa) if o not in ob]
+            if not one_sided:
+                extra += [("B", o) for o in sorted(ob) if o not in oa]
+            if extra:
+                self.note_difference(n, act, oa, ob, extra)
+            for o in oa:
+                if o in ob:
+                    self.report.edges += 1
+                    self.add((frozenset(s.world for _, s in oa[o]),
+                              frozenset(s.world for _, s in ob[o])), n, act, o)
+        return True
+
+    def note_difference(self, n: int, act: Action, oa: Outcomes, ob: Outcomes,
+                        extra: list[tuple[str, Obs]]) -> None:
+        """After the inputs to `n` and `act`, one side can answer `extra`; keep it unless another
+        client has already shown the same difference."""
+        self.first_depth = self.depth[n] + 1 if self.first_depth is None else self.first_depth
+        shown_by, o = extra[0]
+        d = Difference(self.depth[n] + 1, _inputs(self.nodes, self.parent, n), act, shown_by, o,
+                       tuple(sorted(oa)), tuple(sorted(ob)), alternatives=tuple(extra))
+        if d.signature() not in self.signatures:
+            self.signatures.add(d.signature())
+            self.level.append(d)
+
+    def add(self, nxt: Node, n: int, act: Action, o: Obs) -> None:
+        """The lockstep state `nxt`, reached from `n` by `act` answered `o`, queued if new."""
+        if nxt in self.ids:
+            return
+        k = len(self.nodes)
+        self.ids[nxt] = k
+        self.nodes.append(nxt)
+        self.parent.append((n, act, o))
+        self.depth.append(self.depth[n] + 1)
+        self.queue.append(k)
 
 
 def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
@@ -179,92 +274,32 @@ def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
     ls = Lockstep(a, b, bounds)
     report = DiffReport(a.name, b.name, bounds, one_sided)
     start = time.perf_counter()
-    init = ls.initial()
-    ids: dict[Node, int] = {init: 0}
-    nodes: list[Node] = [init]
-    parent: list[tuple[int, Optional[Action], Obs]] = [(-1, None, ())]
-    depth: list[int] = [0]
-    queue: deque[int] = deque([0])
-    first_depth: Optional[int] = None
-    signatures: set[tuple[object, ...]] = set()
-    level: list[Difference] = []  # differences found while expanding the current depth
-    found: list[Difference] = []
-    verified = 0
-    current = 0
+    search = _Search(ls, report, verify, max_differences, extra_depth)
+    queue = search.queue
     last = start
-
-    def close_level() -> bool:
-        """Handle the differences of the level just finished; True: stop searching."""
-        nonlocal verified
-        if not level:
-            return False
-        found.extend(level)
-        if verify is None:
-            return True
-        for d in sorted(level, key=lambda x: (_unrenderable_steps(x), x.shown_by)):
-            if verified >= max_differences:
-                break
-            verify(ls, d)
-            verified += d.scenario is not None
-        level.clear()
-        return verified > 0 or (first_depth is not None and current + 1 - first_depth >= extra_depth)
-
     while queue:
         n = queue[0]
-        if depth[n] > current:
-            if close_level():
+        if search.depth[n] > search.current:
+            if search.close_level():
                 break
-            current = depth[n]
+            search.current = search.depth[n]
         queue.popleft()
-        node = nodes[n]
-        if not all(ls.models[s].within_bounds(w) for s in (0, 1) for w in node[s]):
-            report.frontier += 1
+        if not search.expand(n, one_sided):
             continue
-        for act in ls.actions(node):
-            oa = ls.outcomes(0, node[0], act)
-            ob = ls.outcomes(1, node[1], act)
-            extra = [("A", o) for o in sorted(oa) if o not in ob]
-            if not one_sided:
-                extra += [("B", o) for o in sorted(ob) if o not in oa]
-            if extra:
-                first_depth = depth[n] + 1 if first_depth is None else first_depth
-                shown_by, o = extra[0]
-                d = Difference(depth[n] + 1, _inputs(nodes, parent, n), act, shown_by, o,
-                               tuple(sorted(oa)), tuple(sorted(ob)), alternatives=tuple(extra))
-                if d.signature() not in signatures:
-                    signatures.add(d.signature())
-                    level.append(d)
-            for o in oa:
-                if o not in ob:
-                    continue
-                report.edges += 1
-                nxt = (frozenset(s.world for _, s in oa[o]), frozenset(s.world for _, s in ob[o]))
-                k = ids.get(nxt)
-                if k is None:
-                    k = len(nodes)
-                    ids[nxt] = k
-                    nodes.append(nxt)
-                    parent.append((n, act, o))
-                    depth.append(depth[n] + 1)
-                    queue.append(k)
         if progress is not None and time.perf_counter() - last > 2.0:
             last = time.perf_counter()
-            print(f"  diff: {len(nodes):,} lockstep states, depth {depth[n]}, queue {len(queue):,}, "
-                  f"{len(found) + len(level)} difference(s)", file=progress, flush=True)
-        if max_nodes is not None and len(nodes) >= max_nodes:
+            print(f"  diff: {len(search.nodes):,} lockstep states, depth {search.depth[n]}, "
+                  f"queue {len(queue):,}, {len(search.found) + len(search.level)} difference(s)",
+                  file=progress, flush=True)
+        if max_nodes is not None and len(search.nodes) >= max_nodes:
             report.complete = False
             break
     else:
-        close_level()
-    if level:  # cut short with differences of an unfinished level
-        found.extend(level)
-        if verify is not None:
-            for d in level:
-                if verified < max_differences:
-                    verify(ls, d)
-                    verified += d.scenario is not None
-    report.nodes = len(nodes)
-    report.depth = max(depth)
+        search.close_level()
+    search.close_unfinished_level()
+    found = search.found
+    report.nodes = len(search.nodes)
+    report.depth = max(search.depth)
     ok = [d for d in found if d.scenario is not None]
     report.differences = ok if ok else found[:max_differences]
     report.total_differences = len(found)

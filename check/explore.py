@@ -21,6 +21,7 @@ from check.abstract import (
     AbstractModel,
     Action,
     Bounds,
+    Renamer,
     Successor,
     World,
     canonical_key,
@@ -113,6 +114,107 @@ def properties_to_check(invariants: Optional[frozenset[str]], liveness: bool,
     return active, liveness, pending - skip
 
 
+class _Search:
+    """One breadth-first exploration in progress: the worlds found, numbered in the order found
+    (node 0 is the initial world), how each was first reached, the graph of their edges, and the
+    properties still checked."""
+
+    def __init__(self, table: Table, model: AbstractModel, rns: list[Renamer], report: Report, *,
+                 active: frozenset[str], pending: set[str], skip: frozenset[str],
+                 first_violation_only: bool, all_counterexamples: bool, start: float) -> None:
+        self.table, self.model, self.rns, self.report = table, model, rns, report
+        self.active, self.pending, self.skip = active, pending, skip
+        self.first_violation_only = first_violation_only
+        self.all_counterexamples = all_counterexamples
+        self.graph = nx.DiGraph()
+        init = model.initial()
+        self.ids: dict[tuple[object, ...], int] = {canonical_key(init, rns): 0}
+        self.worlds: list[World] = [init]
+        self.parent: list[tuple[int, Optional[Action], int]] = [(-1, None, 0)]
+        self.depth: list[int] = [0]
+        self.graph.add_node(0)
+        self.seen_violation: set[str] = set()
+        self.queue: deque[int] = deque([0])
+        self.expanded: set[int] = set()
+        # World key (identity renaming) -> orbit key: revisits skip the other permutations.
+        self.canon_cache: dict[tuple[object, ...], tuple[object, ...]] = {}
+        self.start = self.last_print = start
+
+    def violate(self, name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
+        if name in self.skip or (name in self.seen_violation and self.first_violation_only):
+            return
+        self.seen_violation.add(name)
+        self.report.violations.append(
+            Violation(name, msg, render_trace(self.model, self.worlds, self.parent, node, extra)))
+        if not self.all_counterexamples:
+            self.active = self.active - {name}
+        if name != LIVENESS:
+            self.pending.discard(LIVENESS)  # liveness is checked only on runs without safety violations
+
+    def expand(self, node: int) -> bool:
+        """Add the successors of a world and check its steps; False (nothing added) for a world
+        beyond the bounds or one where the table is not well formed."""
+        w = self.worlds[node]
+        if not self.model.within_bounds(w):
+            self.report.frontier += 1
+            return False
+        self.expanded.add(node)
+        try:
+            successors = self.model.successors(w)
+        except SpecDefect as e:
+            self.violate(WELL_FORMED, str(e), node)
+            return False
+        for s in successors:
+            t = s.transition
+            if t is not None:
+                for rid in t.rows:
+                    self.report.rows_fired[rid] = self.report.rows_fired.get(rid, 0) + 1
+                for name, msg in check_transition(self.table, t, self.active):
+                    self.violate(name, msg, node, (s.action, s.index))
+            if s.world == w:  # a self-loop: nothing to look up
+                if not self.graph.has_edge(node, node):
+                    self.graph.add_edge(node, node, fault=s.fault)
+                continue
+            self.link(node, self.number(node, s), s.fault)
+        return True
+
+    def number(self, node: int, s: Successor) -> int:
+        """The node of a successor's world, added (and its state checked) if it is new."""
+        raw = world_key(s.world, self.rns[0])
+        key = self.canon_cache.get(raw)
+        if key is None:
+            key = canonical_key(s.world, self.rns)
+            self.canon_cache[raw] = key
+        nxt = self.ids.get(key)
+        if nxt is None:
+            nxt = len(self.worlds)
+            self.ids[key] = nxt
+            self.worlds.append(s.world)
+            self.parent.append((node, s.action, s.index))
+            self.depth.append(self.depth[node] + 1)
+            self.graph.add_node(nxt)
+            self.queue.append(nxt)
+            for name, msg in check_state(s.world.group, self.active):
+                self.violate(name, msg, nxt)
+        return nxt
+
+    def link(self, node: int, nxt: int, fault: bool) -> None:
+        """An edge node -> nxt; a fault edge stops being one when a non-fault step also makes it."""
+        if self.graph.has_edge(node, nxt):
+            if not fault:
+                self.graph[node][nxt]["fault"] = False
+        else:
+            self.graph.add_edge(node, nxt, fault=fault)
+
+    def print_progress(self, node: int, progress: Optional[TextIO]) -> None:
+        if progress is not None and time.perf_counter() - self.last_print > 2.0:
+            self.last_print = time.perf_counter()
+            print(f"  explored {len(self.worlds):,} states, {self.graph.number_of_edges():,} edges, "
+                  f"depth {self.depth[node]}, queue {len(self.queue):,} "
+                  f"({len(self.worlds) / (self.last_print - self.start):,.0f} states/s)",
+                  file=progress, flush=True)
+
+
 def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds, *,
             symmetry: bool = True, invariants: Optional[frozenset[str]] = None,
             liveness: bool = True, max_states: Optional[int] = None,
@@ -127,102 +229,36 @@ def explore(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
     rns = renamers(bounds, symmetry)
     report = Report(bounds, symmetry, rows_total=len(table.rows))
     start = time.perf_counter()
-    graph = nx.DiGraph()
-    init = model.initial()
-    ids: dict[tuple[object, ...], int] = {canonical_key(init, rns): 0}
-    worlds: list[World] = [init]
-    parent: list[tuple[int, Optional[Action], int]] = [(-1, None, 0)]
-    depth: list[int] = [0]
-    graph.add_node(0)
-    seen_violation: set[str] = set()
-    queue: deque[int] = deque([0])
-    expanded: set[int] = set()
-    # World key (identity renaming) -> orbit key: revisits skip the other permutations.
-    canon_cache: dict[tuple[object, ...], tuple[object, ...]] = {}
-    last_print = start
-
     # The properties still checked: every named invariant asked for, minus those found.
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
-
-    def violate(name: str, msg: str, node: int, extra: Optional[tuple[Action, int]] = None) -> None:
-        nonlocal active
-        if name in skip or (name in seen_violation and first_violation_only):
-            return
-        seen_violation.add(name)
-        report.violations.append(Violation(name, msg, render_trace(model, worlds, parent, node, extra)))
-        if not all_counterexamples:
-            active = active - {name}
-        if name != LIVENESS:
-            pending.discard(LIVENESS)  # liveness is checked only on runs without safety violations
-
-    for name, msg in check_state(init.group, active):
-        violate(name, msg, 0)
+    search = _Search(table, model, rns, report, active=active, pending=pending, skip=skip,
+                     first_violation_only=first_violation_only,
+                     all_counterexamples=all_counterexamples, start=start)
+    for name, msg in check_state(search.worlds[0].group, search.active):
+        search.violate(name, msg, 0)
+    queue = search.queue
     while queue:
         node = queue.popleft()
-        w = worlds[node]
         if on_state is not None:
-            on_state(w)
-        if not model.within_bounds(w):
-            report.frontier += 1
+            on_state(search.worlds[node])
+        if not search.expand(node):
             continue
-        expanded.add(node)
-        try:
-            successors = model.successors(w)
-        except SpecDefect as e:
-            violate(WELL_FORMED, str(e), node)
-            continue
-        for s in successors:
-            t = s.transition
-            if t is not None:
-                for rid in t.rows:
-                    report.rows_fired[rid] = report.rows_fired.get(rid, 0) + 1
-                for name, msg in check_transition(table, t, active):
-                    violate(name, msg, node, (s.action, s.index))
-            if s.world == w:  # a self-loop: nothing to look up
-                if not graph.has_edge(node, node):
-                    graph.add_edge(node, node, fault=s.fault)
-                continue
-            raw = world_key(s.world, rns[0])
-            key = canon_cache.get(raw)
-            if key is None:
-                key = canonical_key(s.world, rns)
-                canon_cache[raw] = key
-            nxt = ids.get(key)
-            if nxt is None:
-                nxt = len(worlds)
-                ids[key] = nxt
-                worlds.append(s.world)
-                parent.append((node, s.action, s.index))
-                depth.append(depth[node] + 1)
-                graph.add_node(nxt)
-                queue.append(nxt)
-                for name, msg in check_state(s.world.group, active):
-                    violate(name, msg, nxt)
-            if graph.has_edge(node, nxt):
-                if not s.fault:
-                    graph[node][nxt]["fault"] = False
-            else:
-                graph.add_edge(node, nxt, fault=s.fault)
-        if progress is not None and time.perf_counter() - last_print > 2.0:
-            last_print = time.perf_counter()
-            print(f"  explored {len(worlds):,} states, {graph.number_of_edges():,} edges, "
-                  f"depth {depth[node]}, queue {len(queue):,} "
-                  f"({len(worlds) / (last_print - start):,.0f} states/s)", file=progress, flush=True)
-        if max_states is not None and len(worlds) >= max_states:
+        search.print_progress(node, progress)
+        if max_states is not None and len(search.worlds) >= max_states:
             if queue:
                 report.cut_short = f"--max-states {max_states} reached with {len(queue):,} states unexplored"
             break
         if stop_at_first_violation and report.violations:
             report.cut_short = "stopped at the first violation"
             break
-        if not all_counterexamples and pending and pending <= seen_violation:
+        if not all_counterexamples and pending and pending <= search.seen_violation:
             report.cut_short = "every checked property has a counterexample"
             break
-    report.states = len(worlds)
-    report.edges = graph.number_of_edges()
-    report.depth = max(depth)
+    report.states = len(search.worlds)
+    report.edges = search.graph.number_of_edges()
+    report.depth = max(search.depth)
     if liveness and not report.violations:
-        check_liveness(graph, worlds, model, parent, report, expanded,
+        check_liveness(search.graph, search.worlds, model, search.parent, report, search.expanded,
                        None if invariants is None else frozenset(invariants) & set(PATH_PROPERTIES))
         report.liveness_checked = True
     report.seconds = time.perf_counter() - start
