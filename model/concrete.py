@@ -7,7 +7,7 @@ the Hypothesis oracle and trace replay can drive the model exactly like any othe
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Final, Optional, Sequence
+from typing import Callable, Final, Iterable, Optional, Sequence, TypeVar
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec, Recorder, ResponseCallback
 from model.dsl import Chooser, Output, Superseded, Table
@@ -15,10 +15,8 @@ from model.messages import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
     DescribeGroupsRequest,
-    DescribedGroup,
     DescribeGroupsResponse,
     GroupView,
-    ListedGroup,
     ListGroupsRequest,
     ListGroupsResponse,
     MemberView,
@@ -47,6 +45,7 @@ def settings_from(config: CoordinatorConfig, append_result: Error) -> Settings:
 
 
 _new_input: Final = record_builder(Input)
+_R = TypeVar("_R")
 _INITIAL_JOIN_EXPIRE: Final = TimerEvent.InitialDelayedJoinExpire.value
 _JOIN_EXPIRE: Final = TimerEvent.DelayedJoinExpire.value
 _SYNC_EXPIRE: Final = TimerEvent.DelayedSyncExpire.value
@@ -102,32 +101,30 @@ class ModelCoordinator:
         if self.recorder is not None:
             self.recorder.on_request(self._now, rid, request)
         if isinstance(request, DescribeGroupsRequest):
-            groups: list[DescribedGroup] = []
-            for gid in request.group_ids:
-                t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
-                assert isinstance(t.reply, DescribeGroupsResponse)
-                groups.extend(t.reply.groups)
-            self._answer(rid, "", DescribeGroupsResponse(tuple(groups)), callback)
+            described = self._each_group(request.group_ids, request, rid, DescribeGroupsResponse)
+            self._answer(rid, "", DescribeGroupsResponse(tuple(g for r in described for g in r.groups)), callback)
         elif isinstance(request, DeleteGroupsRequest):
-            results: list[tuple[str, Error]] = []
-            for gid in request.group_ids:
-                t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
-                assert isinstance(t.reply, DeleteGroupsResponse)
-                results.extend(t.reply.results)
-            self._answer(rid, "", DeleteGroupsResponse(tuple(results)), callback)
+            deleted = self._each_group(request.group_ids, request, rid, DeleteGroupsResponse)
+            self._answer(rid, "", DeleteGroupsResponse(tuple(x for r in deleted for x in r.results)), callback)
         elif isinstance(request, ListGroupsRequest):
-            listed: list[ListedGroup] = []
-            for gid in sorted(self._groups):
-                t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
-                assert isinstance(t.reply, ListGroupsResponse)
-                listed.extend(t.reply.groups)
-            self._answer(rid, "", ListGroupsResponse(Error.NONE, tuple(listed)), callback)
+            listed = self._each_group(sorted(self._groups), request, rid, ListGroupsResponse)
+            self._answer(rid, "", ListGroupsResponse(Error.NONE, tuple(g for r in listed for g in r.groups)),
+                         callback)
         else:
             gid = request.group_id
             self._callbacks[rid] = (gid, callback)
             t = self._step(gid, _new_input(request.api_key._name_, request, request_id=rid))
             if t.reply is not None:
                 self._deliver(rid, t.reply)
+
+    def _each_group(self, group_ids: Iterable[str], request: Request, rid: int, kind: type[_R]) -> list[_R]:
+        """A multi-group request stepped on each group in turn (one input each): the replies."""
+        replies = []
+        for gid in group_ids:
+            t = self._step(gid, Input(request.api_key.name, request, request_id=rid))
+            assert isinstance(t.reply, kind)
+            replies.append(t.reply)
+        return replies
 
     def advance(self, ms: int, reverse_ties: bool = False) -> None:
         """Kafka leaves the order of equal deadlines unspecified; `reverse_ties` fires them in

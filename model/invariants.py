@@ -21,7 +21,7 @@ from model.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from model.state import Group, JoinTimerKind
+from model.state import Group, JoinTimerKind, Member
 from model.step import Transition
 from model.vocabulary import Error, GroupState, is_valid_transition
 
@@ -110,24 +110,25 @@ def stable_members_assigned(g: Group) -> Optional[str]:
     return None
 
 
+def _parked_outside(g: Group, state: GroupState, api: str, parked: Callable[[Member], object]) -> Optional[str]:
+    """The first member with an `api` request parked (`parked(m)` not None) outside `state`."""
+    if g.state != state:
+        for m in g.members:
+            if parked(m) is not None:
+                return f"member {m.member_id} parked in {api} in {g.state.name}"
+    return None
+
+
 @state_invariant("awaiting-join-only-in-preparing")
 def awaiting_join_only_in_preparing(g: Group) -> Optional[str]:
     """Parked JoinGroups exist only in PreparingRebalance (join completion answers them all)."""
-    if g.state != P:
-        for m in g.members:
-            if m.awaiting_join is not None:
-                return f"member {m.member_id} parked in JoinGroup in {g.state.name}"
-    return None
+    return _parked_outside(g, P, "JoinGroup", lambda m: m.awaiting_join)
 
 
 @state_invariant("awaiting-sync-only-in-completing")
 def awaiting_sync_only_in_completing(g: Group) -> Optional[str]:
     """Parked SyncGroups exist only in CompletingRebalance."""
-    if g.state != GroupState.CompletingRebalance:
-        for m in g.members:
-            if m.awaiting_sync is not None:
-                return f"member {m.member_id} parked in SyncGroup in {g.state.name}"
-    return None
+    return _parked_outside(g, GroupState.CompletingRebalance, "SyncGroup", lambda m: m.awaiting_sync)
 
 
 @state_invariant("pending-and-members-disjoint")
@@ -235,18 +236,8 @@ def one_response_per_request(table: Table, t: Transition) -> Optional[str]:
     documented cases, marked as superseded (a JoinGroup or SyncGroup replaced by a newer one from
     the same member while parked, GM:518 / GC:600; a SyncGroup whose member was removed while it
     was parked)."""
-    parked_before: set[int] = set()
-    for m in t.before.members:
-        if m.awaiting_join is not None:
-            parked_before.add(m.awaiting_join.request_id)
-        if m.awaiting_sync is not None:
-            parked_before.add(m.awaiting_sync)
-    parked_after: set[int] = set()
-    for m in t.after.members:
-        if m.awaiting_join is not None:
-            parked_after.add(m.awaiting_join.request_id)
-        if m.awaiting_sync is not None:
-            parked_after.add(m.awaiting_sync)
+    parked_before = t.before.parked_requests()
+    parked_after = t.after.parked_requests()
     is_request = t.inp.kind in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                                 "OffsetCommit", "OffsetFetch", "DescribeGroups",
                                 "ListGroups", "DeleteGroups")

@@ -224,6 +224,11 @@ class Group:
         """GM:392 hasAllMembersJoined."""
         return len(self.members) == self.num_awaiting_join() and not self.pending
 
+    def parked_requests(self) -> frozenset[int]:
+        """The request ids of the JoinGroups and SyncGroups parked in the group (not yet answered)."""
+        joins = {m.awaiting_join.request_id for m in self.members if m.awaiting_join is not None}
+        return frozenset(joins | {m.awaiting_sync for m in self.members if m.awaiting_sync is not None})
+
     def rebalance_timeout_ms(self) -> int:
         """GM:412: the largest rebalance timeout of the current members."""
         return max((m.rebalance_timeout_ms for m in self.members), default=0)

@@ -26,7 +26,7 @@ from traces.logcheck import Edges, check_group
 from traces.replay import ModelFactory, replay_group
 from traces.batch import STAGED_EXTRA
 from traces.schema import COLUMN_NAMES, EventKind, TraceEvent
-from traces.validate import RowError, decode_payload, parse_json_line, validate_row
+from traces.validate import RowError, decode_payload, encodable, parse_json_line, validate_row
 
 TRACE: Final = "trace"  # input format names
 LOG: Final = "log"
@@ -64,17 +64,9 @@ Row = dict[str, Any]
 INT64_LIMIT: Final = 1 << 63
 
 
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _printable(text: str) -> str:
     """Text for an output column: lone surrogates (from undecodable input bytes) become "?"."""
-    return text if text.isascii() or _encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
+    return text if encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _staged(event: TraceEvent) -> Row:
@@ -88,7 +80,7 @@ def _staged_reject(reason: str, raw: str, origin: str, group_id: Optional[str] =
     row: Row = {name: None for name in COLUMN_NAMES}
     # The key of a reject is best effort: a group id that is not valid Unicode, or a seq beyond int64,
     # cannot be stored in the output columns (the reason says what was wrong; `raw` keeps the text).
-    if group_id is not None and not _encodable(group_id):
+    if group_id is not None and not encodable(group_id):
         group_id = None
     if seq is not None and not -INT64_LIMIT <= seq < INT64_LIMIT:
         seq = None
@@ -123,7 +115,7 @@ def validate_record(record: Row, origin: str) -> Row:
 
 def validate_log_line(text: str, origin: str, position: int) -> Optional[Row]:
     """None = a line of another logger (ignored, counted by the caller)."""
-    if not text.isascii() and not _encodable(text):
+    if not encodable(text):
         return _staged_reject("line is not valid UTF-8", text, origin, None, position)
     try:
         event = logparse.parse_line(text, origin, position)

@@ -48,8 +48,10 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
     """False for strings holding a lone surrogate (JSON allows the escape, UTF-8 and Arrow do not)."""
+    if text.isascii():
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -62,7 +64,7 @@ def _check_type(name: str, value: Any) -> None:
     if expected == "string":
         if not isinstance(value, str):
             raise RowError(f"column {name}: expected string, got {_type_name(value)}")
-        if not value.isascii() and not _encodable(value):
+        if not encodable(value):
             raise RowError(f"column {name}: not valid Unicode (a lone surrogate such as \\udcff)")
         return
     if type(value) is not int:
@@ -183,7 +185,7 @@ def parse_json_line(text: str) -> TraceEvent:
     """One JSON Lines line -> TraceEvent, or RowError (truncated JSON, wrong types, ...)."""
     if not text.strip():
         raise RowError("empty line")
-    if not text.isascii() and not _encodable(text):
+    if not encodable(text):
         raise RowError("line is not valid UTF-8")
     try:
         value = json.loads(text)

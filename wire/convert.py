@@ -59,35 +59,27 @@ def _fail(api: ApiKey, version: int, field: str, reason: str) -> EncodeError:
 # ------------------------------------------------------------------ requests
 
 
+def _same_named(record: object, *names: str) -> Struct:
+    """The wire fields that carry a record's attributes of the same (snake_case) name."""
+    return {name: getattr(record, name) for name in names}
+
+
 def request_body(request: m.Request, version: int) -> tuple[ApiKey, Struct]:
     if isinstance(request, m.JoinGroupRequest):
         return ApiKey.JoinGroup, {
-            "group_id": request.group_id,
-            "session_timeout_ms": request.session_timeout_ms,
-            "rebalance_timeout_ms": request.rebalance_timeout_ms,
-            "member_id": request.member_id,
-            "group_instance_id": request.group_instance_id,
-            "protocol_type": request.protocol_type,
+            **_same_named(request, "group_id", "session_timeout_ms", "rebalance_timeout_ms", "member_id",
+                          "group_instance_id", "protocol_type"),
             "protocols": [{"name": p.name, "metadata": p.metadata} for p in request.protocols],
             "reason": request.reason,
         }
     if isinstance(request, m.SyncGroupRequest):
         return ApiKey.SyncGroup, {
-            "group_id": request.group_id,
-            "generation_id": request.generation_id,
-            "member_id": request.member_id,
-            "group_instance_id": request.group_instance_id,
-            "protocol_type": request.protocol_type,
-            "protocol_name": request.protocol_name,
+            **_same_named(request, "group_id", "generation_id", "member_id", "group_instance_id",
+                          "protocol_type", "protocol_name"),
             "assignments": [{"member_id": k, "assignment": v} for k, v in request.assignments],
         }
     if isinstance(request, m.HeartbeatRequest):
-        return ApiKey.Heartbeat, {
-            "group_id": request.group_id,
-            "generation_id": request.generation_id,
-            "member_id": request.member_id,
-            "group_instance_id": request.group_instance_id,
-        }
+        return ApiKey.Heartbeat, _same_named(request, "group_id", "generation_id", "member_id", "group_instance_id")
     if isinstance(request, m.LeaveGroupRequest):
         if version < 3:
             if len(request.members) != 1 or request.members[0].group_instance_id is not None:
@@ -102,10 +94,8 @@ def request_body(request: m.Request, version: int) -> tuple[ApiKey, Struct]:
         }
     if isinstance(request, m.OffsetCommitRequest):
         return ApiKey.OffsetCommit, {
-            "group_id": request.group_id,
+            **_same_named(request, "group_id", "member_id", "group_instance_id"),
             "generation_id_or_member_epoch": request.generation_id,
-            "member_id": request.member_id,
-            "group_instance_id": request.group_instance_id,
             "topics": [
                 {"name": topic, "partitions": [
                     {"partition_index": tp.partition, "committed_offset": off,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Generic, Optional, TypeVar
 
 from model.coordinator_api import CoordinatorConfig, Recorder
 from model.messages import (
@@ -12,7 +12,7 @@ from model.messages import (
     DescribeGroupsResponse, GroupView, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
     JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
     MemberIdentity, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
-    OffsetFetchResponse, ProtocolMetadata, Response, SyncGroupRequest, SyncGroupResponse,
+    OffsetFetchResponse, ProtocolMetadata, Request, Response, SyncGroupRequest, SyncGroupResponse,
     TopicPartition
 )
 from model.vocabulary import Error, GroupState, TimerEvent
@@ -22,6 +22,19 @@ from reference import ReferenceCoordinator
 RANGE = (ProtocolMetadata("range", b"\x01"),)
 TP0 = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
+
+
+_R = TypeVar("_R")
+
+
+class _One(Generic[_R]):
+    """A Call attribute that is the call's one response, checked to be a `kind`."""
+
+    def __init__(self, kind: type[_R]) -> None:
+        self.kind = kind
+
+    def __get__(self, call: Call, owner: object) -> _R:
+        return call.one_of(self.kind)
 
 
 @dataclass
@@ -41,35 +54,17 @@ class Call:
         assert len(self.responses) == 1, f"expected exactly one response, got {self.responses}"
         return self.responses[0]
 
-    @property
-    def join(self) -> JoinGroupResponse:
+    def one_of(self, kind: type[_R]) -> _R:
         r = self.one()
-        assert isinstance(r, JoinGroupResponse)
+        assert isinstance(r, kind), f"expected a {kind.__name__}, got {r!r}"
         return r
 
-    @property
-    def sync(self) -> SyncGroupResponse:
-        r = self.one()
-        assert isinstance(r, SyncGroupResponse)
-        return r
-
-    @property
-    def heartbeat(self) -> HeartbeatResponse:
-        r = self.one()
-        assert isinstance(r, HeartbeatResponse)
-        return r
-
-    @property
-    def leave(self) -> LeaveGroupResponse:
-        r = self.one()
-        assert isinstance(r, LeaveGroupResponse)
-        return r
-
-    @property
-    def commit(self) -> OffsetCommitResponse:
-        r = self.one()
-        assert isinstance(r, OffsetCommitResponse)
-        return r
+    # `call.join` is the call's one response, checked to be a JoinGroupResponse; and so on.
+    join = _One(JoinGroupResponse)
+    sync = _One(SyncGroupResponse)
+    heartbeat = _One(HeartbeatResponse)
+    leave = _One(LeaveGroupResponse)
+    commit = _One(OffsetCommitResponse)
 
 
 class EventLog:
@@ -108,6 +103,11 @@ class H:
 
     # --- requests ---------------------------------------------------------------------
 
+    def send(self, request: Request) -> Call:
+        call = Call()
+        self.c.handle(request, call)
+        return call
+
     def join(
         self,
         member: str = "",
@@ -121,8 +121,7 @@ class H:
         skip: bool = True,
         client_id: str = "c",
     ) -> Call:
-        call = Call()
-        self.c.handle(
+        return self.send(
             JoinGroupRequest(
                 group,
                 member,
@@ -134,10 +133,8 @@ class H:
                 require_known_member_id=require_known,
                 supports_skip_assignment=skip,
                 client_id=client_id,
-            ),
-            call,
+            )
         )
-        return call
 
     def sync(
         self,
@@ -149,21 +146,13 @@ class H:
         protocol_type: Optional[str] = None,
         protocol_name: Optional[str] = None,
     ) -> Call:
-        call = Call()
-        self.c.handle(
-            SyncGroupRequest(group, member, generation, instance, protocol_type, protocol_name, assignments), call
-        )
-        return call
+        return self.send(SyncGroupRequest(group, member, generation, instance, protocol_type, protocol_name, assignments))
 
     def heartbeat(self, member: str, generation: int, group: str = "g", instance: Optional[str] = None) -> Call:
-        call = Call()
-        self.c.handle(HeartbeatRequest(group, member, generation, instance), call)
-        return call
+        return self.send(HeartbeatRequest(group, member, generation, instance))
 
     def leave(self, *members: MemberIdentity, group: str = "g") -> Call:
-        call = Call()
-        self.c.handle(LeaveGroupRequest(group, tuple(members)), call)
-        return call
+        return self.send(LeaveGroupRequest(group, tuple(members)))
 
     def commit(
         self,
@@ -173,37 +162,19 @@ class H:
         group: str = "g",
         instance: Optional[str] = None,
     ) -> Call:
-        call = Call()
-        self.c.handle(OffsetCommitRequest(group, member, generation, offsets, instance), call)
-        return call
+        return self.send(OffsetCommitRequest(group, member, generation, offsets, instance))
 
     def fetch(self, partitions: Optional[tuple[TopicPartition, ...]] = (TP0,), group: str = "g") -> OffsetFetchResponse:
-        call = Call()
-        self.c.handle(OffsetFetchRequest(group, partitions), call)
-        r = call.one()
-        assert isinstance(r, OffsetFetchResponse)
-        return r
+        return self.send(OffsetFetchRequest(group, partitions)).one_of(OffsetFetchResponse)
 
     def describe(self, group: str = "g") -> DescribedGroup:
-        call = Call()
-        self.c.handle(DescribeGroupsRequest((group,)), call)
-        r = call.one()
-        assert isinstance(r, DescribeGroupsResponse)
-        return r.groups[0]
+        return self.send(DescribeGroupsRequest((group,))).one_of(DescribeGroupsResponse).groups[0]
 
     def list_groups(self, *states: str) -> ListGroupsResponse:
-        call = Call()
-        self.c.handle(ListGroupsRequest(tuple(states)), call)
-        r = call.one()
-        assert isinstance(r, ListGroupsResponse)
-        return r
+        return self.send(ListGroupsRequest(tuple(states))).one_of(ListGroupsResponse)
 
     def delete(self, *groups: str) -> DeleteGroupsResponse:
-        call = Call()
-        self.c.handle(DeleteGroupsRequest(tuple(groups)), call)
-        r = call.one()
-        assert isinstance(r, DeleteGroupsResponse)
-        return r
+        return self.send(DeleteGroupsRequest(tuple(groups))).one_of(DeleteGroupsResponse)
 
     # --- state --------------------------------------------------------------------------
 
@@ -214,6 +185,11 @@ class H:
 
     def state(self, group: str = "g") -> GroupState:
         return self.view(group).state
+
+    def rebalances_without(self, member: str, group: str = "g") -> bool:
+        """The member is gone and the group is rebalancing (what an expiry that removes it leaves)."""
+        v = self.view(group)
+        return v.member(member) is None and v.state == GroupState.PreparingRebalance
 
     def advance(self, ms: int) -> None:
         self.c.advance(ms)
@@ -226,6 +202,17 @@ class H:
         assert first.error == Error.MEMBER_ID_REQUIRED, first
         return first.member_id, self.join(first.member_id, group=group, **kw)
 
+    def joined(self, calls: list[Call]) -> list[JoinGroupResponse]:
+        """The JoinGroup answers of `calls`, once the join phase completes (the initial rebalance
+        delay waited out); each must be a success."""
+        for _ in range(10):
+            if all(c.done for c in calls):
+                break
+            self.advance(self.config.group_initial_rebalance_delay_ms + 1)
+        responses = [c.join for c in calls]
+        assert all(r.error == Error.NONE for r in responses), responses
+        return responses
+
     def stable(self, n: int = 2, group: str = "g", **kw: Any) -> list[str]:
         """Bring a fresh group to Stable generation 1 with n dynamic members; returns ids (leader first)."""
         ids: list[str] = []
@@ -234,12 +221,7 @@ class H:
             mid, call = self.new_member(group=group, **kw)
             ids.append(mid)
             calls.append(call)
-        for _ in range(10):
-            if all(c.done for c in calls):
-                break
-            self.advance(self.config.group_initial_rebalance_delay_ms + 1)
-        responses = [c.join for c in calls]
-        assert all(r.error == Error.NONE for r in responses), responses
+        responses = self.joined(calls)
         generation = responses[0].generation_id
         leader = responses[0].leader
         ids.sort(key=lambda m: m != leader)
@@ -250,12 +232,7 @@ class H:
 
     def static_stable(self, instances: tuple[str, ...] = ("i1", "i2"), group: str = "g", **kw: Any) -> list[str]:
         calls = [self.join(group=group, instance=i, **kw) for i in instances]
-        for _ in range(10):
-            if all(c.done for c in calls):
-                break
-            self.advance(self.config.group_initial_rebalance_delay_ms + 1)
-        responses = [c.join for c in calls]
-        assert all(r.error == Error.NONE for r in responses), responses
+        responses = self.joined(calls)
         ids = [r.member_id for r in responses]
         generation = responses[0].generation_id
         for m in ids:

@@ -112,22 +112,25 @@ def describe_protocol(h: H) -> object:
     return h.describe().protocol
 
 
-SCENARIOS: dict[str, tuple[Callable[[H], object], dict[str, Any]]] = {
-    "sync-accepted-in-preparing": (sync_in_preparing, {}),
-    "no-generation-bump": (generation_after_rebalance, {}),
-    "no-delayed-sync": (stuck_without_delayed_sync, {}),
-    "static-no-fence": (static_fencing, {}),
-    "heartbeat-empty-accepted": (heartbeat_empty, {}),
-    "session-expiry-while-parked": (parked_expiry, {}),
-    "leave-no-rebalance": (leave_rebalance, {}),
-    "heartbeat-completing-rebalance-in-progress": (heartbeat_completing, {}),
-    "commit-in-completing-accepted": (commit_completing, {}),
-    "pending-ignored-in-join-check": (pending_blocks, {}),
-    "static-removed-at-join-timeout": (static_kept, {}),
-    "initial-delay-completes-early": (initial_delay, {}),
-    "max-size-counts-members": (max_size_parked, {"group_max_size": 2}),
-    "describe-protocol-outside-stable": (describe_protocol, {}),
+SCENARIOS: dict[str, Callable[[H], object]] = {
+    "sync-accepted-in-preparing": sync_in_preparing,
+    "no-generation-bump": generation_after_rebalance,
+    "no-delayed-sync": stuck_without_delayed_sync,
+    "static-no-fence": static_fencing,
+    "heartbeat-empty-accepted": heartbeat_empty,
+    "session-expiry-while-parked": parked_expiry,
+    "leave-no-rebalance": leave_rebalance,
+    "heartbeat-completing-rebalance-in-progress": heartbeat_completing,
+    "commit-in-completing-accepted": commit_completing,
+    "pending-ignored-in-join-check": pending_blocks,
+    "static-removed-at-join-timeout": static_kept,
+    "initial-delay-completes-early": initial_delay,
+    "max-size-counts-members": max_size_parked,
+    "describe-protocol-outside-stable": describe_protocol,
 }
+
+# The coordinator config a scenario needs beyond the defaults.
+CONFIG: dict[str, dict[str, Any]] = {"max-size-counts-members": {"group_max_size": 2}}
 
 EXPECTED_CORRECT: dict[str, object] = {
     "sync-accepted-in-preparing": Error.REBALANCE_IN_PROGRESS,
@@ -154,7 +157,7 @@ def test_every_bug_has_a_scenario() -> None:
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_seeded_bug_changes_behaviour(bug: str) -> None:
-    scenario, config = SCENARIOS[bug]
+    scenario, config = SCENARIOS[bug], CONFIG.get(bug, {})
     correct = scenario(H(**config))
     buggy = scenario(H(bugs=frozenset({bug}), **config))
     assert correct == EXPECTED_CORRECT[bug]

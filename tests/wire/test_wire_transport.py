@@ -6,7 +6,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Callable
+from typing import Callable, Optional
 
 import pytest
 
@@ -53,66 +53,35 @@ def _read_request(conn: socket.socket) -> bytes:
     return data
 
 
-def test_broker_closing_the_connection_is_a_transport_error() -> None:
-    def close_after_request(c: socket.socket) -> None:
-        _read_request(c)
+# How a peer answers the Heartbeat it reads (None: it closes the connection), and what the call
+# then raises. A peer that answers stays connected until the client closes.
+BROKEN_PEERS = [
+    pytest.param(None, TransportError, "closed the connection", 5, id="closes-the-connection"),
+    pytest.param(lambda request: b"\x00\x00\x00\x05" + request[4:8] + b"\xff",  # right id, int16 cut short
+                 DecodeError, "HeartbeatResponse v0 at offset 4: truncated", 5, id="garbage-answer"),
+    pytest.param(lambda request: b"\x00\x00\x00\x06" + b"\x00\x00\x01\x00" + b"\x00\x00",
+                 DecodeError, "unknown correlation id 256", 5, id="unknown-correlation-id"),
+    pytest.param(lambda request: b"\x7f\xff\xff\xff", DecodeError, "frame size 2147483647", 5,
+                 id="oversized-frame-size"),
+    pytest.param(lambda request: b"", BrokerTimeoutError, "no response within 0.2s", 0.2, id="silent"),
+]
 
-    with peer(close_after_request) as port:
-        conn = Connection("127.0.0.1", port)
-        with pytest.raises(TransportError, match="closed the connection"):
-            conn.call(ApiKey.Heartbeat, 0, HEARTBEAT, timeout_s=5)
-        conn.close()
 
-
-def test_garbage_answer_is_a_decode_error() -> None:
-    def garbage(c: socket.socket) -> None:
+@pytest.mark.parametrize(("answer", "error", "message", "timeout_s"), BROKEN_PEERS)
+def test_a_broken_peer_is_a_typed_error(answer: Optional[Callable[[bytes], bytes]], error: type[Exception],
+                                        message: str, timeout_s: float) -> None:
+    def behaviour(c: socket.socket) -> None:
         request = _read_request(c)
-        c.sendall(b"\x00\x00\x00\x05" + request[4:8] + b"\xff")  # right id, int16 cut short
-        c.recv(1)
+        if answer is not None:
+            c.sendall(answer(request))
+            c.recv(1)
 
-    with peer(garbage) as port:
+    with peer(behaviour) as port:
         conn = Connection("127.0.0.1", port)
-        with pytest.raises(DecodeError, match="HeartbeatResponse v0 at offset 4: truncated"):
-            conn.call(ApiKey.Heartbeat, 0, HEARTBEAT, timeout_s=5)
-        assert conn.closed
-        conn.close()
-
-
-def test_unknown_correlation_id_fails_the_pending_requests() -> None:
-    def wrong_id(c: socket.socket) -> None:
-        _read_request(c)
-        c.sendall(b"\x00\x00\x00\x06" + b"\x00\x00\x01\x00" + b"\x00\x00")
-        c.recv(1)
-
-    with peer(wrong_id) as port:
-        conn = Connection("127.0.0.1", port)
-        with pytest.raises(DecodeError, match="unknown correlation id 256"):
-            conn.call(ApiKey.Heartbeat, 0, HEARTBEAT, timeout_s=5)
-        conn.close()
-
-
-def test_oversized_frame_size_is_refused() -> None:
-    def huge(c: socket.socket) -> None:
-        _read_request(c)
-        c.sendall(b"\x7f\xff\xff\xff")
-        c.recv(1)
-
-    with peer(huge) as port:
-        conn = Connection("127.0.0.1", port)
-        with pytest.raises(DecodeError, match="frame size 2147483647"):
-            conn.call(ApiKey.Heartbeat, 0, HEARTBEAT, timeout_s=5)
-        conn.close()
-
-
-def test_silent_broker_times_out() -> None:
-    def silent(c: socket.socket) -> None:
-        c.recv(1 << 16)
-        c.recv(1)
-
-    with peer(silent) as port:
-        conn = Connection("127.0.0.1", port)
-        with pytest.raises(BrokerTimeoutError, match="no response within 0.2s"):
-            conn.call(ApiKey.Heartbeat, 0, HEARTBEAT, timeout_s=0.2)
+        with pytest.raises(error, match=message):
+            conn.call(ApiKey.Heartbeat, 0, HEARTBEAT, timeout_s=timeout_s)
+        if error is DecodeError:
+            assert conn.closed  # a connection that read something undecodable is not used again
         conn.close()
 
 
