@@ -19,6 +19,7 @@ from proofs.symbolic import (
     GSTATE,
     PERS_EMPTY,
     PERS_STABLE,
+    Encodings,
     Sym,
     Terms,
     eq,
@@ -31,16 +32,8 @@ from proofs.symbolic import (
 )
 
 AtomEnc = Callable[[Terms, Sym], z3.BoolRef]
-ATOM_ENCODINGS: Final[dict[str, AtomEnc]] = {}
-
-
-def encodes(name: str) -> Callable[[AtomEnc], AtomEnc]:
-    def register(fn: AtomEnc) -> AtomEnc:
-        if name in ATOM_ENCODINGS:
-            raise ValueError(f"atom {name!r} encoded twice")
-        ATOM_ENCODINGS[name] = fn
-        return fn
-    return register
+ATOM_ENCODINGS: Final[Encodings[AtomEnc]] = Encodings("atom")
+encodes: Final = ATOM_ENCODINGS.encodes
 
 
 def _free(var: str) -> AtomEnc:

@@ -17,17 +17,8 @@ import z3
 from model.dsl import Guard, Table
 from model.invariants import INVARIANTS, check_state, check_transition
 from proofs.decode import (
-    MicroStep,
-    Responses,
-    Replayed,
-    ReplayError,
-    Values,
-    describe_input,
-    describe_values,
-    holds_in,
-    read,
-    read_set,
-    replay,
+    MicroStep, Responses, Replayed, ReplayError, Values, describe_input, describe_values, holds_in,
+    read, read_set, replay
 )
 from proofs.encode import Path, bounded_input, enabled, paths, quiescent, transition
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants
@@ -214,6 +205,107 @@ def confirm(table: Table, name: str, tr: Trace) -> str:
                       + "\n".join(tr.render()))
 
 
+@dataclass
+class _Answer:
+    """What one BMC query found at depth k."""
+
+    verdict: z3.CheckSatResult
+    model: Optional[z3.ModelRef]  # a violation settled into a quiescent state, if one was found
+    reason: str  # why the solver gave up ("" unless verdict is unknown)
+    end: int  # the depth the counterexample ends at (after its urgent completions)
+    hit: list[str]  # the invariants the model violates
+
+
+class _BmcRun:
+    """One bmc() call in progress: the unrolling, the invariants still open, the results so far
+    and the solver time spent on each invariant."""
+
+    def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[str],
+                 n_ids: int, timeout_ms: int, finite: bool) -> None:
+        self.table, self.urgent = table, urgent
+        self.u = Unrolling(table, urgent, n_ids, finite=finite)
+        self.u.solver.set("timeout", timeout_ms)
+        self.domain = list(range(n_ids))
+        self.state_invs = all_state_invariants()
+        self.results: dict[str, BmcResult] = {}
+        self.spent = {n: 0.0 for n in invariants}
+        self.open_names = list(invariants)
+
+    def charge(self, names: Sequence[str], t0: float) -> None:
+        share = (time.perf_counter() - t0) / max(1, len(names))
+        for n in names:
+            self.spent[n] += share
+
+    def check_depth(self, k: int) -> None:
+        """Ask for violations at depth k until none of the open invariants has one; a joint
+        query the solver gives up on is split into one query per invariant."""
+        first = [n for n in self.open_names if not (n in STEP_INVARIANTS and k == 0)]
+        groups: list[list[str]] = [first] if first else []
+        while groups:
+            asked = [n for n in groups.pop() if n in self.open_names]
+            if not asked:
+                continue
+            t0 = time.perf_counter()
+            answer = self.ask(asked, k)
+            self.charge(asked, t0)
+            if answer.verdict == z3.unsat:
+                continue
+            if answer.model is None:
+                if len(asked) > 1:  # too hard together: ask one invariant at a time
+                    groups.extend([n] for n in reversed(asked))
+                    continue
+                self.results[asked[0]] = BmcResult(asked[0], k - 1, "unknown", self.spent[asked[0]],
+                                                   message=f"depth {k}: {answer.reason}")
+                self.open_names.remove(asked[0])
+                continue
+            tr = self.u.trace(answer.model, answer.end, self.domain)
+            tr.replayed = replay(self.table, self.urgent, tr.states, tr.steps, self.domain).steps
+            for n in answer.hit:
+                self.results[n] = BmcResult(n, answer.end, "violated", self.spent[n], tr,
+                                            confirm(self.table, n, tr))
+                self.open_names.remove(n)
+            groups.append([n for n in asked if n not in answer.hit])  # the rest, asked again
+
+    def ask(self, asked: list[str], k: int) -> _Answer:
+        """One query for a violation of any of `asked` at depth k, then settled (urgent
+        completions run until a quiescent state)."""
+        u = self.u
+        violations = {n: u.violation(n, k) for n in asked}
+        u.push()
+        u.add(z3.Or(list(violations.values())))
+        verdict = u.solver.check()
+        model = u.solver.model() if verdict == z3.sat else None
+        reason = str(u.solver.reason_unknown()) if verdict == z3.unknown else ""
+        if model is not None and not u.satisfies(model):
+            # seen with very small timeouts: a "sat" whose model breaks the assertions
+            verdict, model, reason = z3.unknown, None, "the solver gave up (its model is not one)"
+        end = k
+        hit: list[str] = []
+        if model is not None:
+            hit = [n for n in asked if z3.is_true(model.eval(violations[n], model_completion=True))]
+            if not hit:
+                raise ReplayError(f"depth {k}: the solver's model violates none of the invariants asked")
+            u.add(z3.Or([violations[n] for n in hit]))
+            model, end, why = u.settle(k)
+            if model is None and not why:
+                raise ReplayError(f"depth {k}: a violation of {hit} never reaches a quiescent state")
+            if model is None:
+                verdict, reason = z3.unknown, why
+            else:
+                hit = [n for n in hit if z3.is_true(model.eval(violations[n], model_completion=True))]
+        u.pop()
+        return _Answer(verdict, model, reason, end, hit)
+
+    def assume_cleared(self, k: int) -> None:
+        """Depth k is clear of every open invariant: assume it there in the deeper queries."""
+        u = self.u
+        for n in self.open_names:  # known from here on: nothing reachable breaks n at depth k
+            if n in self.state_invs:
+                u.add(z3.Implies(u.quiescent(k), self.state_invs[n].holds(u.states[k].v, u.id_terms)))
+            elif k > 0:
+                u.add(z3.Not(u.violation(n, k)))
+
+
 def bmc(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[str], depth: int,
         n_ids: int, timeout_ms: int = 60000, finite: bool = True,
         progress: Optional[Callable[[str], None]] = None) -> list[BmcResult]:
@@ -225,81 +317,18 @@ def bmc(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Sequence[
     earlier depth, and it is what keeps deep queries cheap (the invariants are inductive). A
     joint query beyond `timeout_ms` is split into one query per invariant; an invariant whose own
     query times out stops (status "unknown", `depth` = the last depth fully checked)."""
-    u = Unrolling(table, urgent, n_ids, finite=finite)
-    u.solver.set("timeout", timeout_ms)
-    domain = list(range(n_ids))
-    state_invs = all_state_invariants()
-    results: dict[str, BmcResult] = {}
-    spent = {n: 0.0 for n in invariants}
-    open_names = list(invariants)
-
-    def charge(names: Sequence[str], t0: float) -> None:
-        share = (time.perf_counter() - t0) / max(1, len(names))
-        for n in names:
-            spent[n] += share
-
+    run = _BmcRun(table, urgent, invariants, n_ids, timeout_ms, finite)
     for k in range(depth + 1):
-        if not open_names:
+        if not run.open_names:
             break
-        if k > len(u.inputs):
+        if k > len(run.u.inputs):
             t0 = time.perf_counter()
-            u.ensure(k)
-            charge(open_names, t0)
-        first = [n for n in open_names if not (n in STEP_INVARIANTS and k == 0)]
-        groups: list[list[str]] = [first] if first else []
-        while groups:
-            asked = [n for n in groups.pop() if n in open_names]
-            if not asked:
-                continue
-            t0 = time.perf_counter()
-            violations = {n: u.violation(n, k) for n in asked}
-            u.push()
-            u.add(z3.Or(list(violations.values())))
-            verdict = u.solver.check()
-            model = u.solver.model() if verdict == z3.sat else None
-            reason = str(u.solver.reason_unknown()) if verdict == z3.unknown else ""
-            if model is not None and not u.satisfies(model):
-                # seen with very small timeouts: a "sat" whose model breaks the assertions
-                verdict, model, reason = z3.unknown, None, "the solver gave up (its model is not one)"
-            end = k
-            hit: list[str] = []
-            if model is not None:
-                hit = [n for n in asked if z3.is_true(model.eval(violations[n], model_completion=True))]
-                if not hit:
-                    raise ReplayError(f"depth {k}: the solver's model violates none of the invariants asked")
-                u.add(z3.Or([violations[n] for n in hit]))
-                model, end, why = u.settle(k)
-                if model is None and not why:
-                    raise ReplayError(f"depth {k}: a violation of {hit} never reaches a quiescent state")
-                if model is None:
-                    verdict, reason = z3.unknown, why
-                else:
-                    hit = [n for n in hit if z3.is_true(model.eval(violations[n], model_completion=True))]
-            u.pop()
-            charge(asked, t0)
-            if verdict == z3.unsat:
-                continue
-            if model is None:
-                if len(asked) > 1:  # too hard together: ask one invariant at a time
-                    groups.extend([n] for n in reversed(asked))
-                    continue
-                results[asked[0]] = BmcResult(asked[0], k - 1, "unknown", spent[asked[0]],
-                                              message=f"depth {k}: {reason}")
-                open_names.remove(asked[0])
-                continue
-            tr = u.trace(model, end, domain)
-            tr.replayed = replay(table, urgent, tr.states, tr.steps, domain).steps
-            for n in hit:
-                results[n] = BmcResult(n, end, "violated", spent[n], tr, confirm(table, n, tr))
-                open_names.remove(n)
-            groups.append([n for n in asked if n not in hit])  # the rest, asked again
-        for n in open_names:  # known from here on: nothing reachable breaks n at depth k
-            if n in state_invs:
-                u.add(z3.Implies(u.quiescent(k), state_invs[n].holds(u.states[k].v, u.id_terms)))
-            elif k > 0:
-                u.add(z3.Not(u.violation(n, k)))
+            run.u.ensure(k)
+            run.charge(run.open_names, t0)
+        run.check_depth(k)
+        run.assume_cleared(k)
         if progress is not None:
-            progress(f"BMC depth {k}/{depth}: {len(open_names)} invariant(s) still hold")
-    for n in open_names:
-        results[n] = BmcResult(n, depth, "holds", spent[n])
-    return [results[n] for n in invariants]
+            progress(f"BMC depth {k}/{depth}: {len(run.open_names)} invariant(s) still hold")
+    for n in run.open_names:
+        run.results[n] = BmcResult(n, depth, "holds", run.spent[n])
+    return [run.results[n] for n in invariants]

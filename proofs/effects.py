@@ -22,6 +22,7 @@ from proofs.symbolic import (
     PERS_EMPTY,
     PERS_NONE,
     PERS_STABLE,
+    Encodings,
     Sym,
     compl,
     diff,
@@ -109,16 +110,8 @@ class EffCtx:
 
 Update = dict[str, z3.ExprRef]
 EffectEnc = Callable[[EffCtx], Update]
-EFFECT_ENCODINGS: Final[dict[str, EffectEnc]] = {}
-
-
-def encodes(name: str) -> Callable[[EffectEnc], EffectEnc]:
-    def register(fn: EffectEnc) -> EffectEnc:
-        if name in EFFECT_ENCODINGS:
-            raise ValueError(f"effect {name!r} encoded twice")
-        EFFECT_ENCODINGS[name] = fn
-        return fn
-    return register
+EFFECT_ENCODINGS: Final[Encodings[EffectEnc]] = Encodings("effect")
+encodes: Final = EFFECT_ENCODINGS.encodes
 
 
 def allowed_vars(fields: frozenset[str]) -> frozenset[str]:
@@ -308,41 +301,34 @@ def _replace_static_member(ctx: EffCtx) -> Update:
     isnew = sel(g["isnew"], old)
     ctx.settle("aj", inter(singleton(old), g["mem"], g["aj"]))  # FENCED_INSTANCE_ID
     ctx.settle("asy", inter(singleton(old), g["mem"], g["asy"]))
-
-    def move(a: z3.ExprRef, v: z3.ExprRef) -> z3.ExprRef:
-        return put(put(a, old, False), new, v)
-
-    return {
-        "mem": move(g["mem"], z3.BoolVal(True)), "aj": move(g["aj"], z3.BoolVal(False)),
-        "asy": move(g["asy"], z3.BoolVal(False)), "isnew": move(g["isnew"], isnew),
-        "psync": move(g["psync"], sel(g["psync"], old)), "asg": move(g["asg"], sel(g["asg"], old)),
-        "sarm": move(g["sarm"], armed(isnew, z3.BoolVal(False), z3.BoolVal(False))),
-        "hinst": move(g["hinst"], sel(g["hinst"], old)),
-        "inst": mput(g["inst"], new, mget(g["inst"], old)),
-        "smap": mput(g["smap"], x["iid"], new),
-        "leader": z3.If(z3.And(g["hasl"], g["leader"] == old), new, g["leader"]),
-    }
+    return _move_member(g, x["iid"], old, new, isnew, sel(g["psync"], old), sel(g["asg"], old))
 
 
 @encodes("revert-static-replacement")
 def _revert_static_replacement(ctx: EffCtx) -> Update:
     g, x = ctx.g, ctx.x
     new, old = ctx.scratch["member_id"], ctx.scratch["old_member_id"]
-    isnew = ctx.scratch["old_isnew"]
+    return _move_member(g, x["iid"], new, old, ctx.scratch["old_isnew"], ctx.scratch["old_psync"],
+                        ctx.scratch["old_asg"])
 
-    def back(a: z3.ExprRef, v: z3.ExprRef) -> z3.ExprRef:
-        return put(put(a, new, False), old, v)
+
+def _move_member(g: dict[str, z3.ExprRef], iid: z3.ExprRef, src: z3.ExprRef, dst: z3.ExprRef,
+                 isnew: z3.ExprRef, psync: z3.ExprRef, asg: z3.ExprRef) -> Update:
+    """Member `src` becomes `dst` (a static member's id replaced, or the replacement reverted):
+    `dst` is a member with nothing parked and the flags given, `src` is gone, and the instance id,
+    the instance and the leadership move from `src` to `dst`."""
+    def move(a: z3.ExprRef, v: z3.ExprRef) -> z3.ExprRef:
+        return put(put(a, src, False), dst, v)
 
     return {
-        "mem": back(g["mem"], z3.BoolVal(True)), "aj": back(g["aj"], z3.BoolVal(False)),
-        "asy": back(g["asy"], z3.BoolVal(False)), "isnew": back(g["isnew"], isnew),
-        "psync": back(g["psync"], ctx.scratch["old_psync"]),
-        "asg": back(g["asg"], ctx.scratch["old_asg"]),
-        "sarm": back(g["sarm"], armed(isnew, z3.BoolVal(False), z3.BoolVal(False))),
-        "hinst": back(g["hinst"], sel(g["hinst"], new)),
-        "inst": mput(g["inst"], old, mget(g["inst"], new)),
-        "smap": mput(g["smap"], x["iid"], old),
-        "leader": z3.If(z3.And(g["hasl"], g["leader"] == new), old, g["leader"]),
+        "mem": move(g["mem"], z3.BoolVal(True)), "aj": move(g["aj"], z3.BoolVal(False)),
+        "asy": move(g["asy"], z3.BoolVal(False)), "isnew": move(g["isnew"], isnew),
+        "psync": move(g["psync"], psync), "asg": move(g["asg"], asg),
+        "sarm": move(g["sarm"], armed(isnew, z3.BoolVal(False), z3.BoolVal(False))),
+        "hinst": move(g["hinst"], sel(g["hinst"], src)),
+        "inst": mput(g["inst"], dst, mget(g["inst"], src)),
+        "smap": mput(g["smap"], iid, dst),
+        "leader": z3.If(z3.And(g["hasl"], g["leader"] == src), dst, g["leader"]),
     }
 
 

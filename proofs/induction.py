@@ -19,19 +19,11 @@ import z3
 
 from model.dsl import Guard, Table
 from proofs.decode import (
-    MicroStep,
-    Replayed,
-    ReplayError,
-    Values,
-    describe_input,
-    describe_values,
-    holds_in,
-    ids_in_model,
-    read,
-    replay,
+    MicroStep, Replayed, ReplayError, Values, describe_input, describe_values, holds_in,
+    ids_in_model, read, replay
 )
 from proofs.encode import bounded_input, enabled, paths, transition
-from proofs.invariants import STEP_INVARIANTS, all_state_invariants
+from proofs.invariants import STEP_INVARIANTS, StateInvariant, all_state_invariants
 from proofs.symbolic import enum_ranges, id_val, initial_state, make_input, make_state
 
 
@@ -239,16 +231,12 @@ def _verdict(table: Table, urgent: Sequence[tuple[str, Guard]], st: "_Step", nam
     return "unknown", cti, why
 
 
-def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Sequence[str]] = None,
-          timeout_ms: int = 15000) -> InductionReport:
-    start = time.perf_counter()
-    invs = all_state_invariants()
-    step_names = [n for n in STEP_INVARIANTS if names is None or n in names]
-    st = _Step(table, urgent, timeout_ms)
+def _hold_initially(invs: dict[str, StateInvariant],
+                    spent: dict[str, float]) -> tuple[list[str], dict[str, InductionResult]]:
+    """The candidates that hold in the initial state, and the others, dropped."""
     init = make_state("init")
     init_solver = z3.Solver()
     init_solver.add(initial_state(init))
-    spent: dict[str, float] = {n: 0.0 for n in invs}
     dropped: dict[str, InductionResult] = {}
     candidates = list(invs)
     for n in list(candidates):
@@ -261,6 +249,14 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
                                          message="does not hold in the initial state")
         init_solver.pop()
         spent[n] += time.perf_counter() - t0
+    return candidates, dropped
+
+
+def _strengthen(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step,
+                invs: dict[str, StateInvariant], candidates: list[str],
+                dropped: dict[str, InductionResult], spent: dict[str, float]) -> None:
+    """Houdini: drop (into `dropped`, with its CTI) a candidate that some step from a state
+    satisfying every candidate breaks, and start again, until the candidates are inductive."""
     changed = True
     while changed:
         changed = False
@@ -284,6 +280,48 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
             if changed:
                 break
         st.solver.pop()
+
+
+def _prove_step_invariant(table: Table, urgent: Sequence[tuple[str, Guard]], st: _Step, n: str,
+                          premise: Sequence[z3.BoolRef], candidates: Sequence[str]) -> InductionResult:
+    """Step invariant `n` from the inductive set. One query per path (row, or continue row and
+    the row after it): the violation is read off the path's own successor terms, which is far
+    easier for the solver than the disjunction over all paths of the successor's if-then-else
+    (that one timed out for one-response-per-request)."""
+    t0 = time.perf_counter()
+    inv = STEP_INVARIANTS[n]
+    status, cti, why = "proved", None, ""
+    ps = st.path_solver
+    ps.push()
+    ps.add(*premise)
+    for index, p in enumerate(st.paths):
+        violated = inv.violated(p, st.s.v, st.x, p.post)
+        if z3.is_false(violated):
+            continue
+        ps.push()
+        goal = z3.And(p.sel, violated)
+        ps.add(goal, *p.side, *[st.s2.v[v] == p.post[v] for v in st.s2.v])
+        status, cti, why = _verdict(table, urgent, st, n, ps.check(), premise, goal, ps,
+                                    premise_names=candidates, path_index=index)
+        ps.pop()
+        if status != "proved":
+            why = f"{'/'.join(r.id for r in p.rows)}: {why}" if why else '/'.join(r.id for r in p.rows)
+            break
+    ps.pop()
+    res = InductionResult(n, status, 0.0, cti=cti, message=why)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Sequence[str]] = None,
+          timeout_ms: int = 15000) -> InductionReport:
+    start = time.perf_counter()
+    invs = all_state_invariants()
+    step_names = [n for n in STEP_INVARIANTS if names is None or n in names]
+    st = _Step(table, urgent, timeout_ms)
+    spent: dict[str, float] = {n: 0.0 for n in invs}
+    candidates, dropped = _hold_initially(invs, spent)
+    _strengthen(table, urgent, st, invs, candidates, dropped, spent)
     report = InductionReport(inductive_set=list(candidates))
     st.solver.push()
     premise = [invs[n].holds(st.s.v, None) for n in candidates]
@@ -298,33 +336,7 @@ def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Seq
         else:
             report.results.append(InductionResult(n, "proved", spent[n], invs[n].auxiliary))
     for n in step_names:
-        # One query per path (row, or continue row and the row after it): the violation is read
-        # off the path's own successor terms, which is far easier for the solver than the
-        # disjunction over all paths of the successor's if-then-else (that one timed out for
-        # one-response-per-request).
-        t0 = time.perf_counter()
-        inv = STEP_INVARIANTS[n]
-        status, cti, why = "proved", None, ""
-        ps = st.path_solver
-        ps.push()
-        ps.add(*premise)
-        for index, p in enumerate(st.paths):
-            violated = inv.violated(p, st.s.v, st.x, p.post)
-            if z3.is_false(violated):
-                continue
-            ps.push()
-            goal = z3.And(p.sel, violated)
-            ps.add(goal, *p.side, *[st.s2.v[v] == p.post[v] for v in st.s2.v])
-            status, cti, why = _verdict(table, urgent, st, n, ps.check(), premise, goal, ps,
-                                        premise_names=candidates, path_index=index)
-            ps.pop()
-            if status != "proved":
-                why = f"{'/'.join(r.id for r in p.rows)}: {why}" if why else '/'.join(r.id for r in p.rows)
-                break
-        ps.pop()
-        res = InductionResult(n, status, 0.0, cti=cti, message=why)
-        res.seconds = time.perf_counter() - t0
-        report.results.append(res)
+        report.results.append(_prove_step_invariant(table, urgent, st, n, premise, candidates))
     st.solver.pop()
     report.seconds = time.perf_counter() - start
     return report

@@ -10,8 +10,9 @@ declared `modifies` names exactly the variables it may write: the frame is gener
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Final, Mapping, Optional
+from typing import Callable, Final, Mapping, Optional, TypeVar
 
 import z3
 
@@ -326,3 +327,25 @@ def initial_state(s: Sym) -> z3.BoolRef:
         z3.Not(s["offs"]), eq(s["pers"], PERS_NONE), z3.Not(s["nma"]),
         s["aj"] == e, s["asy"] == e, s["psync"] == e, s["isnew"] == e, s["sarm"] == e,
         s["asg"] == e, s["hinst"] == e)
+
+
+_Enc = TypeVar("_Enc")
+
+
+class Encodings(dict[str, _Enc]):
+    """Name -> encoder (ATOM_ENCODINGS, EFFECT_ENCODINGS): each name is encoded once."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what  # "atom" or "effect", for the message
+
+    def encodes(self, name: str) -> Callable[[_Enc], _Enc]:
+        """The decorator that records its function as the encoding of `name`."""
+        return functools.partial(self.add, name)
+
+    def add(self, name: str, fn: _Enc) -> _Enc:
+        """Record `fn` as the encoding of `name`, refusing a second one."""
+        if name in self:
+            raise ValueError(f"{self.what} {name!r} encoded twice")
+        self[name] = fn
+        return fn
