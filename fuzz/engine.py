@@ -19,7 +19,7 @@ import itertools
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from model import messages as m
 from model.concrete import ModelCoordinator
@@ -306,7 +306,17 @@ class _Sequence:
         self.open[n] = fut
         self.sent_ms[n] = at
         self.k.sent(decoded)
+        on_answer = self._on_answer(n, decoded, conn, fut, judged)
+        try:
+            conn.send(api, version, body, on_answer)
+        except WireError as exc:
+            on_answer(Received(time.monotonic(), None, str(exc)))
+            return
+        await self._wait_for_answer(n, fut, time.monotonic(), judged, probe)
 
+    def _on_answer(self, n: int, decoded: m.Request, conn: AsyncConnection, fut: "asyncio.Future[None]",
+                   judged: bool) -> Callable[[Received], None]:
+        """What the connection calls with request `n`'s answer (or its connection error)."""
         def on_answer(rec: Received) -> None:
             self.open.pop(n, None)
             if not fut.done():
@@ -330,43 +340,40 @@ class _Sequence:
                     # the group's later answers would go unread and be judged missing)
                     self.r.inconclusive = str(e)
                     self.judging = False
+        return on_answer
 
-        try:
-            conn.send(api, version, body, on_answer)
-        except WireError as exc:
-            on_answer(Received(time.monotonic(), None, str(exc)))
-            return
-        sent_at = time.monotonic()
+    async def _wait_for_answer(self, n: int, fut: "asyncio.Future[None]", sent_at: float,
+                               judged: bool, probe: bool) -> None:
+        """Wait for request `n`'s answer: up to the park window (or a first barrier pause); for
+        a request the model lets park, through a read barrier and the rest of the window; then
+        up to the response bound, after which the answers still missing are judged."""
         window = self.s.latency.park_window_s()
         barrier = judged and not probe and self.s.barrier and ApiKey.DescribeGroups in self.broker.versions
-        try:
-            await asyncio.wait_for(asyncio.shield(fut), self.s.barrier_first_s if barrier else window)
-            self.s.latency.observe(time.monotonic() - sent_at)
+        if await self._answered_within(fut, self.s.barrier_first_s if barrier else window, sent_at):
             return
-        except asyncio.TimeoutError:
-            pass
         if not judged or not self.judging or probe:
             return
         if self.judge.may_be_parked(n, self.ms()):
             if barrier and await self.barrier(n, fut, sent_at + window):
                 return
             rest = sent_at + window - time.monotonic()
-            if rest > 0 and not fut.done():
-                try:
-                    await asyncio.wait_for(asyncio.shield(fut), rest)
-                    self.s.latency.observe(time.monotonic() - sent_at)
-                    return
-                except asyncio.TimeoutError:
-                    pass
+            if rest > 0 and not fut.done() and await self._answered_within(fut, rest, sent_at):
+                return
             if not self.judging or fut.done() or self.judge.may_be_parked(n, self.ms()):
                 return
         tol = self.s.tolerance
         bound = (tol.response_bound_ms + tol.late_ms + tol.process_ms) / 1000.0
-        try:
-            await asyncio.wait_for(asyncio.shield(fut), bound)
-            self.s.latency.observe(time.monotonic() - sent_at)
-        except asyncio.TimeoutError:
+        if not await self._answered_within(fut, bound, sent_at):
             await self.silence()
+
+    async def _answered_within(self, fut: "asyncio.Future[None]", seconds: float, sent_at: float) -> bool:
+        """Wait up to `seconds` for the answer; True (with its latency observed) if it came."""
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), seconds)
+        except asyncio.TimeoutError:
+            return False
+        self.s.latency.observe(time.monotonic() - sent_at)
+        return True
 
     async def silence(self) -> None:
         """Judge the answers still missing now, after giving the connections' readers a turn:

@@ -201,89 +201,99 @@ class LogChecker:
         possible = self._unlogged()
         # A re-created group restarts at generation 0 (only if it may have been re-created).
         recreated = bool(self.possible & GONE) and S.Empty in possible
-        generation = self.generation
         targets = _TRANSITIONS.get(name or "")
         if name == LogEvent.Loaded.name:
             self.possible, self.generation, self.floor = frozenset({S.Stable, S.Empty}), e.generation, None
             self.stabilized_count.clear()
-            return
-        if targets is not None:
-            among = possible
-            if e.from_state is not None:
-                among = possible & {GroupState[e.from_state]}
-            if name in _NEXT_GENERATION:
-                among = among & {S.PreparingRebalance}
-            if name == LogEvent.Dead.name:
-                among = among & {S.Empty}  # offset expiry and DeleteGroups act on Empty groups only
-            reached = {t: self.edges.sources(t, among - targets) for t in targets}
-            sources = frozenset().union(*reached.values())
-            if not sources:
-                wanted = "/".join(sorted(t.name for t in targets))
-                allowed = ALL_STATES
-                if e.from_state is not None:
-                    allowed = allowed & {GroupState[e.from_state]}
-                if name in _NEXT_GENERATION:
-                    allowed = allowed & {S.PreparingRebalance}
-                if name == LogEvent.Dead.name:
-                    allowed = allowed & {S.Empty}
-                need = frozenset().union(*(self.edges.sources(t, allowed - targets) for t in targets))
-                raise _Violation(
-                    f"group in {'/'.join(sorted(s.name for s in need))} (a row -> {wanted})",
-                    f"{name} from possible states {'/'.join(sorted(s.name for s in possible))}",
-                    ",".join(self.edges.label(possible, t) for t in sorted(targets, key=lambda x: x.name)),
-                )
-            if name == LogEvent.PrepareRebalance.name:
-                if recreated and S.Empty in sources and e.generation == 0:
-                    generation = 0  # re-created after Dead: a new group starts at generation 0
-                self._gen(e.generation, generation, "old generation")
-            elif name in _NEXT_GENERATION:
-                self._gen(e.generation, None if generation is None else generation + 1, "generation")
-            else:
-                self._gen(e.generation, generation, "generation")
-            for t, srcs in reached.items():
-                if srcs:
-                    self.coverage[f"{'/'.join(sorted(s.name for s in srcs))}->{t.name}"] += 1
-            self.possible = frozenset(t for t, srcs in reached.items() if srcs)
-            if e.generation is not None:
-                self.generation = e.generation
-            if name == LogEvent.Stabilized.name and e.member_count is not None and e.generation is not None:
-                self.stabilized_count[e.generation] = e.member_count
-            return
-        if name == LogEvent.AssignmentReceived.name:
-            if S.CompletingRebalance not in possible:
-                raise _Violation("CompletingRebalance", f"assignment in {'/'.join(sorted(s.name for s in possible))}")
-            self._gen(e.generation, generation, "generation")
-            if e.generation is not None and e.member_count is not None:
-                counted = self.stabilized_count.get(e.generation)
-                if counted is not None and counted != e.member_count:
-                    raise _Violation(f"{counted} members (Stabilized)", f"{e.member_count} members", kind="count")
-            self.possible = frozenset({S.CompletingRebalance, S.Stable})
-            if e.generation is not None:
-                self.generation = e.generation
-            return
-        if name == LogEvent.RebalanceStuck.name:
+        elif targets is not None:
+            self._check_transition(e, targets, possible, recreated)
+        elif name == LogEvent.AssignmentReceived.name:
+            self._check_assignment(e, possible)
+        elif name == LogEvent.RebalanceStuck.name:
             if S.PreparingRebalance not in possible:
                 raise _Violation("PreparingRebalance", "/".join(sorted(s.name for s in possible)))
             self.possible = frozenset({S.PreparingRebalance})
-            return
-        if name in _REMOVALS or name == LogEvent.DynamicMembersRemoved.name:
+        elif name in _REMOVALS or name == LogEvent.DynamicMembersRemoved.name:
             live = possible & WITH_MEMBERS
             if not live:
                 raise _Violation("a state with members", f"{name} in {'/'.join(sorted(s.name for s in possible))}")
             self.possible = live
             self._remove(e.member_id)
-            return
-        if name in (LogEvent.MemberJoined.name, LogEvent.StaticMemberReplaced.name) and e.member_id:
-            self.removed.discard(e.member_id)
-        if e.to_state is not None:  # a line that reports the current state
-            observed = GroupState[e.to_state]
-            if observed not in possible:
-                raise _Violation(
-                    "/".join(sorted(s.name for s in possible)), f"{name} reports state {observed.name}"
-                )
-            self.possible = frozenset({observed})
-            if recreated and observed == S.Empty:
-                self.generation = 0
+        else:
+            if name in (LogEvent.MemberJoined.name, LogEvent.StaticMemberReplaced.name) and e.member_id:
+                self.removed.discard(e.member_id)
+            if e.to_state is not None:  # a line that reports the current state
+                self._check_reported_state(name, GroupState[e.to_state], possible, recreated)
+
+    def _check_transition(self, e: TraceEvent, targets: frozenset[GroupState],
+                          possible: frozenset[GroupState], recreated: bool) -> None:
+        """A line that shows a transition: some possible state has a row to one of `targets`."""
+        name = e.log_event
+        generation = self.generation
+        reached = {t: self.edges.sources(t, _leaving(e, possible) - targets) for t in targets}
+        sources = frozenset().union(*reached.values())
+        if not sources:
+            wanted = "/".join(sorted(t.name for t in targets))
+            need = frozenset().union(*(self.edges.sources(t, _leaving(e, ALL_STATES) - targets)
+                                       for t in targets))
+            raise _Violation(
+                f"group in {'/'.join(sorted(s.name for s in need))} (a row -> {wanted})",
+                f"{name} from possible states {'/'.join(sorted(s.name for s in possible))}",
+                ",".join(self.edges.label(possible, t) for t in sorted(targets, key=lambda x: x.name)),
+            )
+        if name == LogEvent.PrepareRebalance.name:
+            if recreated and S.Empty in sources and e.generation == 0:
+                generation = 0  # re-created after Dead: a new group starts at generation 0
+            self._gen(e.generation, generation, "old generation")
+        elif name in _NEXT_GENERATION:
+            self._gen(e.generation, None if generation is None else generation + 1, "generation")
+        else:
+            self._gen(e.generation, generation, "generation")
+        for t, srcs in reached.items():
+            if srcs:
+                self.coverage[f"{'/'.join(sorted(s.name for s in srcs))}->{t.name}"] += 1
+        self.possible = frozenset(t for t, srcs in reached.items() if srcs)
+        if e.generation is not None:
+            self.generation = e.generation
+        if name == LogEvent.Stabilized.name and e.member_count is not None and e.generation is not None:
+            self.stabilized_count[e.generation] = e.member_count
+
+    def _check_assignment(self, e: TraceEvent, possible: frozenset[GroupState]) -> None:
+        """`Assignment received`: in CompletingRebalance, with its generation's member count."""
+        if S.CompletingRebalance not in possible:
+            raise _Violation("CompletingRebalance", f"assignment in {'/'.join(sorted(s.name for s in possible))}")
+        self._gen(e.generation, self.generation, "generation")
+        if e.generation is not None and e.member_count is not None:
+            counted = self.stabilized_count.get(e.generation)
+            if counted is not None and counted != e.member_count:
+                raise _Violation(f"{counted} members (Stabilized)", f"{e.member_count} members", kind="count")
+        self.possible = frozenset({S.CompletingRebalance, S.Stable})
+        if e.generation is not None:
+            self.generation = e.generation
+
+    def _check_reported_state(self, name: Optional[str], observed: GroupState,
+                              possible: frozenset[GroupState], recreated: bool) -> None:
+        """A line that reports the current state must name a possible one."""
+        if observed not in possible:
+            raise _Violation(
+                "/".join(sorted(s.name for s in possible)), f"{name} reports state {observed.name}"
+            )
+        self.possible = frozenset({observed})
+        if recreated and observed == S.Empty:
+            self.generation = 0
+
+
+def _leaving(e: TraceEvent, states: frozenset[GroupState]) -> frozenset[GroupState]:
+    """The states among `states` a transition line can leave: the one it names, if it names one;
+    PreparingRebalance for a line that names the next generation; Empty for Dead (offset expiry and
+    DeleteGroups act on Empty groups only)."""
+    if e.from_state is not None:
+        states = states & {GroupState[e.from_state]}
+    if e.log_event in _NEXT_GENERATION:
+        states = states & {S.PreparingRebalance}
+    if e.log_event == LogEvent.Dead.name:
+        states = states & {S.Empty}
+    return states
 
 
 def _fresh_start(events: Sequence[TraceEvent]) -> bool:
