@@ -173,57 +173,77 @@ class KafkaLockstep(Lockstep):
         for number, ks in arrivals.model.items():
             self._held.model.setdefault(number, []).extend(ks)
         now = self.reference.now_ms()
-        # The model answered, Kafka not yet: wait for it (real time, up to the tolerance).
-        waiting = [n for n in self._held.ref if n not in self._held.model]
-        for n in waiting:
-            self._model_only.setdefault(n, now)
-        if waiting:
-            until = max(self._model_only[n] for n in waiting) + self.tolerance_ms
-            budget = max(0.0, (until - self._aligned_now_ms()) / 1000.0)
-            wait: Callable[[float, Callable[[], bool]], None] = getattr(self.kafka, "wait_real")
-            wait(budget, lambda: all(n in self._arrivals.model for n in waiting))
-            for number, ks in self._arrivals.model.items():
-                self._held.model.setdefault(number, []).extend(ks)
-            self._arrivals = _Arrivals()
+        self._wait_for_kafka(now)
         for n in list(self._held.model):
             if n not in self._held.ref:
                 self._kafka_only.setdefault(n, self._aligned_now_ms())
-        # Pair the member ids of JoinGroup answers first: the member lists of other answers in the
-        # same batch are then sorted by paired ids (Kafka's member order is a HashMap's).
         both = sorted(set(self._held.ref) & set(self._held.model))
+        self._pair_join_ids(both)
+        for number in both:
+            problems.extend(self._compare_answers(number, own))
+        problems.extend(self._missing_answers(now))
+        for gid in self.groups:
+            if touched is None or gid == touched:
+                self.transcript.group(gid, self.reference.group_view(gid))
+        if problems:
+            if self._near_timer():
+                raise TimingStop(f"after {what}: " + "; ".join(m for _, m in problems))
+            self._fail(what, problems)
+
+    def _wait_for_kafka(self, now: int) -> None:
+        """The model answered, Kafka not yet: wait for it (real time, up to the tolerance)."""
+        waiting = [n for n in self._held.ref if n not in self._held.model]
+        for n in waiting:
+            self._model_only.setdefault(n, now)
+        if not waiting:
+            return
+        until = max(self._model_only[n] for n in waiting) + self.tolerance_ms
+        budget = max(0.0, (until - self._aligned_now_ms()) / 1000.0)
+        wait: Callable[[float, Callable[[], bool]], None] = getattr(self.kafka, "wait_real")
+        wait(budget, lambda: all(n in self._arrivals.model for n in waiting))
+        for number, ks in self._arrivals.model.items():
+            self._held.model.setdefault(number, []).extend(ks)
+        self._arrivals = _Arrivals()
+
+    def _pair_join_ids(self, both: list[int]) -> None:
+        """Pair the member ids of JoinGroup answers first: the member lists of other answers in the
+        same batch are then sorted by paired ids (Kafka's member order is a HashMap's)."""
         for number in both:
             r0, k0 = self._held.ref[number][0], self._held.model[number][0]
             if isinstance(r0, JoinGroupResponse) and isinstance(k0, JoinGroupResponse):
                 if r0.member_id and k0.member_id and r0.member_id not in self.ids.to_model \
                         and k0.member_id not in self.ids.to_ref:
                     self.ids.pair(r0.member_id, k0.member_id, "pre-pairing")
-        # Compare every request both sides answered.
-        for number in both:
-            rs, ks = self._held.ref.pop(number), self._held.model.pop(number)
-            self._model_only.pop(number, None)
-            self._kafka_only.pop(number, None)
-            gid, op, request = self._requests[number]
-            label = f"response to r{number} ({op})"
-            self.compared += 1
-            if len(rs) > 1 or len(ks) > 1:
-                problems.append(("answered-twice", f"{label}: model answered {len(rs)}x, Kafka {len(ks)}x"))
-                continue
-            diffs: list[str] = []
-            model_answer = rs[0]
-            if (isinstance(request, JoinGroupRequest) and isinstance(model_answer, JoinGroupResponse)
-                    and not request.require_known_member_id and request.group_instance_id is None):
-                # Sent as JoinGroup v3 (wire.convert.join_group_version), whose member list has no
-                # group instance ids (v5+): those of the model's answer are not on the wire.
-                model_answer = dataclasses.replace(model_answer, members=tuple(
-                    dataclasses.replace(mm, group_instance_id=None) for mm in model_answer.members))
-            _compare(_sorted_members(model_answer, self.ids, "model"), _sorted_members(ks[0], self.ids, "kafka"),
-                     label, self.ids, diffs)
-            problems.extend(("response-differs", d.replace("reference", "model").replace(", model ", ", Kafka "))
-                            for d in diffs)
-            if number != own and number in self._parked:
-                self.transcript.later(number, rs[0], gid)
-            self._parked.discard(number)
-        # One side only, beyond the tolerance.
+
+    def _compare_answers(self, number: int, own: Optional[int]) -> list[tuple[str, str]]:
+        """Compare the answers both sides gave to request `number` (then no longer held)."""
+        rs, ks = self._held.ref.pop(number), self._held.model.pop(number)
+        self._model_only.pop(number, None)
+        self._kafka_only.pop(number, None)
+        gid, op, request = self._requests[number]
+        label = f"response to r{number} ({op})"
+        self.compared += 1
+        if len(rs) > 1 or len(ks) > 1:
+            return [("answered-twice", f"{label}: model answered {len(rs)}x, Kafka {len(ks)}x")]
+        diffs: list[str] = []
+        model_answer = rs[0]
+        if (isinstance(request, JoinGroupRequest) and isinstance(model_answer, JoinGroupResponse)
+                and not request.require_known_member_id and request.group_instance_id is None):
+            # Sent as JoinGroup v3 (wire.convert.join_group_version), whose member list has no
+            # group instance ids (v5+): those of the model's answer are not on the wire.
+            model_answer = dataclasses.replace(model_answer, members=tuple(
+                dataclasses.replace(mm, group_instance_id=None) for mm in model_answer.members))
+        _compare(_sorted_members(model_answer, self.ids, "model"), _sorted_members(ks[0], self.ids, "kafka"),
+                 label, self.ids, diffs)
+        if number != own and number in self._parked:
+            self.transcript.later(number, rs[0], gid)
+        self._parked.discard(number)
+        return [("response-differs", d.replace("reference", "model").replace(", model ", ", Kafka "))
+                for d in diffs]
+
+    def _missing_answers(self, now: int) -> list[tuple[str, str]]:
+        """Answers one side gave and the other has not, beyond the tolerance."""
+        problems: list[tuple[str, str]] = []
         for n, since in list(self._model_only.items()):
             if n in self._held.ref and self._aligned_now_ms() > since + self.tolerance_ms:
                 problems.append(("response-missing", f"response to r{n} ({self._requests[n][1]}): "
@@ -232,13 +252,7 @@ class KafkaLockstep(Lockstep):
             if n in self._held.model and now > since + self.tolerance_ms:
                 problems.append(("response-missing", f"response to r{n} ({self._requests[n][1]}): "
                                  f"Kafka answered at ~{since} ms, the model not by {now} ms"))
-        for gid in self.groups:
-            if touched is None or gid == touched:
-                self.transcript.group(gid, self.reference.group_view(gid))
-        if problems:
-            if self._near_timer():
-                raise TimingStop(f"after {what}: " + "; ".join(m for _, m in problems))
-            self._fail(what, problems)
+        return problems
 
     def _fail(self, what: str, problems: list[tuple[str, str]]) -> None:
         try:
