@@ -60,76 +60,75 @@ class KeySpec:
     actual: str  # name of the actual value it is compared with
 
 
-def _k(kind: Kind, compare: Compare = Compare.EQ, actual: str = "") -> KeySpec:
-    return KeySpec(kind, compare, actual)
-
-
-_JOIN: dict[str, KeySpec] = {
-    "error": _k(Kind.ERROR, actual="error"),
-    "generation": _k(Kind.GEN, actual="generation"),
-    "generation_not": _k(Kind.GEN, Compare.NE, "generation"),
-    "member_id": _k(Kind.MEMBER, actual="member_id"),
-    "member_id_not": _k(Kind.MEMBER_LIST, Compare.NOT_IN, "member_id"),
-    "member_id_prefix": _k(Kind.STR, Compare.PREFIX, "member_id"),
-    "leader": _k(Kind.LEADER, actual="leader"),
-    "members_count": _k(Kind.INT, actual="members_count"),
-    "member_instance_ids": _k(Kind.OPT_STR_LIST, Compare.MULTISET, "member_instance_ids"),
-    "protocol_type": _k(Kind.OPT_STR, actual="protocol_type"),
-    "protocol_name": _k(Kind.OPT_STR, actual="protocol_name"),
-    "skip_assignment": _k(Kind.BOOL, actual="skip_assignment"),
-}
-
-KEYS: dict[str, dict[str, KeySpec]] = {
-    "join": _JOIN,
+# An op's keys: a bare Kind is compared for equality with the actual value of the key's own name.
+_KEYS: dict[str, dict[str, Kind | KeySpec]] = {
+    "join": {
+        "error": Kind.ERROR,
+        "generation": Kind.GEN,
+        "generation_not": KeySpec(Kind.GEN, Compare.NE, "generation"),
+        "member_id": Kind.MEMBER,
+        "member_id_not": KeySpec(Kind.MEMBER_LIST, Compare.NOT_IN, "member_id"),
+        "member_id_prefix": KeySpec(Kind.STR, Compare.PREFIX, "member_id"),
+        "leader": Kind.LEADER,
+        "members_count": Kind.INT,
+        "member_instance_ids": KeySpec(Kind.OPT_STR_LIST, Compare.MULTISET, "member_instance_ids"),
+        "protocol_type": Kind.OPT_STR,
+        "protocol_name": Kind.OPT_STR,
+        "skip_assignment": Kind.BOOL,
+    },
     "sync": {
-        "error": _k(Kind.ERROR, actual="error"),
-        "assignment": _k(Kind.HEX, actual="assignment"),
-        "protocol_type": _k(Kind.OPT_STR, actual="protocol_type"),
-        "protocol_name": _k(Kind.OPT_STR, actual="protocol_name"),
+        "error": Kind.ERROR,
+        "assignment": Kind.HEX,
+        "protocol_type": Kind.OPT_STR,
+        "protocol_name": Kind.OPT_STR,
     },
-    "heartbeat": {"error": _k(Kind.ERROR, actual="error")},
+    "heartbeat": {"error": Kind.ERROR},
     "leave": {
-        "error": _k(Kind.ERROR, actual="error"),
-        "member_errors": _k(Kind.ERROR_LIST, actual="member_errors"),
+        "error": Kind.ERROR,
+        "member_errors": Kind.ERROR_LIST,
     },
-    "commit": {"errors": _k(Kind.ERROR_MAP, actual="errors")},
+    "commit": {"errors": Kind.ERROR_MAP},
     "fetch_offsets": {
-        "error": _k(Kind.ERROR, actual="error"),
-        "offsets": _k(Kind.OFFSET_MAP, actual="offsets"),
+        "error": Kind.ERROR,
+        "offsets": Kind.OFFSET_MAP,
     },
     "describe": {
-        "error": _k(Kind.ERROR, actual="error"),
-        "state": _k(Kind.DESCRIBED_STATE, actual="state"),
-        "protocol_type": _k(Kind.STR, actual="protocol_type"),
-        "protocol": _k(Kind.STR, actual="protocol"),
-        "members_count": _k(Kind.INT, actual="members_count"),
-        "member_ids": _k(Kind.MEMBER_LIST, Compare.MULTISET, "member_ids"),
-        "member_ids_contain": _k(Kind.MEMBER_LIST, Compare.CONTAINS_ALL, "member_ids"),
-        "first_member_id": _k(Kind.MEMBER, actual="first_member_id"),
-        "member_instance_ids": _k(Kind.OPT_STR_LIST, Compare.MULTISET, "member_instance_ids"),
-        "members_metadata_and_assignment_empty": _k(Kind.BOOL, actual="members_empty"),
+        "error": Kind.ERROR,
+        "state": Kind.DESCRIBED_STATE,
+        "protocol_type": Kind.STR,
+        "protocol": Kind.STR,
+        "members_count": Kind.INT,
+        "member_ids": KeySpec(Kind.MEMBER_LIST, Compare.MULTISET, "member_ids"),
+        "member_ids_contain": KeySpec(Kind.MEMBER_LIST, Compare.CONTAINS_ALL, "member_ids"),
+        "first_member_id": Kind.MEMBER,
+        "member_instance_ids": KeySpec(Kind.OPT_STR_LIST, Compare.MULTISET, "member_instance_ids"),
+        "members_metadata_and_assignment_empty": KeySpec(Kind.BOOL, Compare.EQ, "members_empty"),
     },
     "list_groups": {
-        "error": _k(Kind.ERROR, actual="error"),
-        "count": _k(Kind.INT, actual="count"),
+        "error": Kind.ERROR,
+        "count": Kind.INT,
     },
-    "delete_groups": {"errors": _k(Kind.ERROR_MAP, actual="errors")},
+    "delete_groups": {"errors": Kind.ERROR_MAP},
     "check_group": {
-        "state": _k(Kind.GROUP_STATE, actual="state"),
-        "generation": _k(Kind.GEN, actual="generation"),
-        "members_count": _k(Kind.INT, actual="members_count"),
-        "member_ids": _k(Kind.MEMBER_LIST, Compare.MULTISET, "member_ids"),
-        "has_members": _k(Kind.MEMBER_LIST, Compare.CONTAINS_ALL, "member_ids"),
-        "lacks_members": _k(Kind.MEMBER_LIST, Compare.LACKS_ALL, "member_ids"),
-        "static_instance_ids": _k(Kind.STR_LIST, Compare.MULTISET, "static_instance_ids"),
-        "dynamic_members_count": _k(Kind.INT, actual="dynamic_members_count"),
-        "pending_members_count": _k(Kind.INT, actual="pending_members_count"),
-        "new_members_count": _k(Kind.INT, actual="new_members_count"),
-        "leader": _k(Kind.OPT_MEMBER, actual="leader"),
-        "leader_is_not_null": _k(Kind.BOOL, actual="leader_is_not_null"),
-        "has_static_member": _k(Kind.STR_OR_BOOL, Compare.HAS, "static_instance_ids"),
-        "member_timeouts": _k(Kind.TIMEOUT_MAP, Compare.SUBMAP, "member_timeouts"),
+        "state": Kind.GROUP_STATE,
+        "generation": Kind.GEN,
+        "members_count": Kind.INT,
+        "member_ids": KeySpec(Kind.MEMBER_LIST, Compare.MULTISET, "member_ids"),
+        "has_members": KeySpec(Kind.MEMBER_LIST, Compare.CONTAINS_ALL, "member_ids"),
+        "lacks_members": KeySpec(Kind.MEMBER_LIST, Compare.LACKS_ALL, "member_ids"),
+        "static_instance_ids": KeySpec(Kind.STR_LIST, Compare.MULTISET, "static_instance_ids"),
+        "dynamic_members_count": Kind.INT,
+        "pending_members_count": Kind.INT,
+        "new_members_count": Kind.INT,
+        "leader": Kind.OPT_MEMBER,
+        "leader_is_not_null": Kind.BOOL,
+        "has_static_member": KeySpec(Kind.STR_OR_BOOL, Compare.HAS, "static_instance_ids"),
+        "member_timeouts": KeySpec(Kind.TIMEOUT_MAP, Compare.SUBMAP, "member_timeouts"),
     },
+}
+KEYS: dict[str, dict[str, KeySpec]] = {
+    op: {key: KeySpec(s, Compare.EQ, key) if isinstance(s, Kind) else s for key, s in keys.items()}
+    for op, keys in _KEYS.items()
 }
 
 # check_group keys a black-box target can answer through DescribeGroups.

@@ -20,7 +20,7 @@ from model.vocabulary import ApiKey, Error
 from wire import apis, codec, convert
 from wire.errors import DecodeError, TransportError, WireError
 from wire.schema import Struct
-from wire.transport import check_loopback
+from wire.transport import check_loopback, take_pending
 
 CLIENT_ID = "consumer"
 
@@ -105,10 +105,7 @@ class AsyncConnection:
         if raw is not None:
             raw(data)
             return
-        entry = self._pending.pop(cid, None)
-        if entry is None:
-            raise DecodeError(None, None, 0, f"response with unknown correlation id {cid}")
-        api, version, hook = entry
+        api, version, hook = take_pending(self._pending, cid)
         try:
             _, body = codec.decode_response(api, version, data)
             record = convert.response_record(api, version, body)

@@ -13,7 +13,7 @@ import itertools
 import socket
 import threading
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 from model.vocabulary import ApiKey, Error
 from wire import apis, codec
@@ -38,6 +38,16 @@ class Outcome:
 
 
 OutcomeCallback = Callable[[Outcome], None]
+_P = TypeVar("_P")
+
+
+def take_pending(pending: dict[int, _P], correlation_id: int) -> _P:
+    """The request a response answers, taken from those waiting (by correlation id); a response to
+    none of them is a DecodeError (the connection cannot be trusted after it)."""
+    entry = pending.pop(correlation_id, None)
+    if entry is None:
+        raise DecodeError(None, None, 0, f"response with unknown correlation id {correlation_id}")
+    return entry
 
 
 def check_loopback(host: str, port: int, allow_remote: bool) -> None:
@@ -167,12 +177,8 @@ class Connection:
                 return
 
     def _dispatch(self, data: bytes) -> None:
-        correlation_id = codec.peek_correlation_id(data)
         with self._lock:
-            entry = self._pending.pop(correlation_id, None)
-        if entry is None:
-            raise DecodeError(None, None, 0, f"response with unknown correlation id {correlation_id}")
-        api, version, callback = entry
+            api, version, callback = take_pending(self._pending, codec.peek_correlation_id(data))
         try:
             _, body = codec.decode_response(api, version, data)
         except DecodeError as exc:
