@@ -747,6 +747,104 @@ class StepChain:
         return lines
 
 
+class _AgreementQueries:
+    """The queries that compare an exploration's states with the solver's steps over one
+    StepChain; each adds what it finds to the report."""
+
+    def __init__(self, chain: StepChain, ex: ExplorerStates, rep: AgreementReport,
+                 b: AgreementBounds) -> None:
+        self.chain, self.ex, self.rep = chain, ex, rep
+        self.solver = chain.solver
+        self.n, self.ni, self.w = b.ids, b.instances, b.ids
+        self.max_urgent = b.max_urgent
+        self.domain = list(range(self.n))
+        self.fields = [f for part in layout(self.n, self.ni) for f in part]
+        self.start = FieldTerms(chain.start.v, self.fields, self.w)
+        self.final = FieldTerms(chain.final.v, self.fields, self.w)
+
+    def one(self, k: Key, v: Values) -> KeySet:
+        return KeySet([k], {k: v}, self.n, self.ni)
+
+    def ask(self, *assumptions: z3.BoolRef) -> Optional[z3.ModelRef]:
+        self.rep.queries += 1
+        r = self.solver.check(*assumptions)
+        if r == z3.unknown:
+            raise RuntimeError(f"agreement query unknown: {self.solver.reason_unknown()}")
+        return self.solver.model() if r == z3.sat else None
+
+    def check_initial(self) -> None:
+        """The explorer's initial group is the solver's."""
+        ex, solver = self.ex, self.solver
+        init = make_state("agr-init", self.w)
+        solver.push()
+        solver.add(initial_state(init), z3.Not(self.one(ex.initial, ex.values[ex.initial]).holds(
+            FieldTerms(init.v, self.fields, self.w))))
+        m = self.ask()
+        if m is not None:
+            iv = read(m, init, self.domain)
+            self.rep.findings.append(Finding("initial", "the solver's initial state is not the explorer's",
+                                             [describe_values(iv)], iv))
+        solver.pop()
+
+    def check_quiescent(self, inside: z3.BoolRef) -> None:
+        """Explorer states are quiescent (what step() returns); assumed from here on."""
+        solver = self.solver
+        solver.push()
+        solver.add(inside, z3.Not(self.chain.q0))
+        m = self.ask()
+        if m is not None:
+            qv = read(m, self.chain.start, self.domain)
+            self.rep.findings.append(Finding("quiescent", "an explorer state has an urgent completion pending",
+                                             [describe_values(qv)], qv))
+        solver.pop()
+        solver.add(self.chain.q0)
+
+    def check_solver_steps(self, inside: z3.BoolRef, max_findings: int) -> None:
+        """Solver ⊆ explorer: no step from a state within the bounds leaves the explorer's states."""
+        ex, solver, chain, rep = self.ex, self.solver, self.chain, self.rep
+        solver.push()
+        solver.add(inside, z3.Or(chain.too_long,
+                                 z3.Not(KeySet(ex.keys, ex.values, self.n, self.ni).holds(self.final))))
+        while len(rep.findings) < max_findings:
+            m = self.ask()
+            if m is None:
+                break
+            lines = chain.describe(m, self.domain)
+            if z3.is_true(m.eval(chain.too_long, model_completion=True)):
+                src = read(m, chain.start, self.domain)
+                rep.findings.append(Finding("solver-only", f"urgent completions go on for more than "
+                                            f"{self.max_urgent} steps", lines, src))
+                solver.add(z3.Not(self.one(state_key(src, self.n, self.ni), src).holds(self.start)))
+                continue
+            fin = read(m, chain.final, self.domain)
+            fk = state_key(fin, self.n, self.ni)
+            rep.findings.append(Finding("solver-only", "the solver reaches a state the explorer does not",
+                                        lines, fin))
+            solver.add(z3.Not(self.one(fk, fin).holds(self.final)))
+        solver.pop()
+
+    def check_explorer_steps(self, max_findings: int) -> None:
+        """Explorer ⊆ solver: each state's first explorer step is a solver step (one query each,
+        under an assumption literal, so that what the solver learns is kept between them)."""
+        ex, solver, rep = self.ex, self.solver, self.rep
+        for i, k in enumerate(sorted(ex.parent, key=repr)):
+            if len(rep.findings) >= max_findings:
+                break
+            pk, label = ex.parent[k]
+            edge = z3.Bool(f"agr-edge-{i}")
+            solver.add(z3.Implies(edge, z3.And(self.one(pk, ex.values[pk]).holds(self.start),
+                                               self.one(k, ex.values[k]).holds(self.final))))
+            rep.queries += 1
+            verdict = solver.check(edge)
+            if verdict == z3.unknown:
+                raise RuntimeError(f"agreement query unknown: {solver.reason_unknown()}")
+            if verdict == z3.unsat:
+                rep.findings.append(Finding(
+                    "explorer-only", "an explorer step the solver cannot make",
+                    [f"from: {describe_values(ex.values[pk])}", f"step: {label}",
+                     f"to:   {describe_values(ex.values[k])}"], ex.values[k]))
+
+
 def check_agreement(table: Table, urgent: Sequence[tuple[str, Guard]],
                     b: AgreementBounds = AgreementBounds(),
                     explorer_table: Optional[Table] = None,
@@ -760,85 +858,11 @@ def check_agreement(table: Table, urgent: Sequence[tuple[str, Guard]],
         explorer_table or table, urgent, b, project)
     rep = AgreementReport(b, ex, tuple(r.name for r in restrictions))
     t0 = time.perf_counter()
-    n, ni, w = b.ids, b.instances, b.ids
-    domain = list(range(n))
-    fields = [f for part in layout(n, ni) for f in part]
-    chain = StepChain(table, urgent, b, restrictions)
-    solver = chain.solver
-    start, final = FieldTerms(chain.start.v, fields, w), FieldTerms(chain.final.v, fields, w)
-
-    def one(k: Key, v: Values) -> KeySet:
-        return KeySet([k], {k: v}, n, ni)
-
-    def ask(*assumptions: z3.BoolRef) -> Optional[z3.ModelRef]:
-        rep.queries += 1
-        r = solver.check(*assumptions)
-        if r == z3.unknown:
-            raise RuntimeError(f"agreement query unknown: {solver.reason_unknown()}")
-        return solver.model() if r == z3.sat else None
-
-    # The explorer's initial group is the solver's.
-    init = make_state("agr-init", w)
-    solver.push()
-    solver.add(initial_state(init), z3.Not(one(ex.initial, ex.values[ex.initial]).holds(
-        FieldTerms(init.v, fields, w))))
-    m = ask()
-    if m is not None:
-        iv = read(m, init, domain)
-        rep.findings.append(Finding("initial", "the solver's initial state is not the explorer's",
-                                    [describe_values(iv)], iv))
-    solver.pop()
-
-    inside = KeySet(ex.inside, ex.values, n, ni).holds(start)
-    # Explorer states are quiescent (what step() returns).
-    solver.push()
-    solver.add(inside, z3.Not(chain.q0))
-    m = ask()
-    if m is not None:
-        qv = read(m, chain.start, domain)
-        rep.findings.append(Finding("quiescent", "an explorer state has an urgent completion pending",
-                                    [describe_values(qv)], qv))
-    solver.pop()
-    solver.add(chain.q0)
-
-    # Solver ⊆ explorer: no step from a state within the bounds leaves the explorer's states.
-    solver.push()
-    solver.add(inside, z3.Or(chain.too_long, z3.Not(KeySet(ex.keys, ex.values, n, ni).holds(final))))
-    while len(rep.findings) < max_findings:
-        m = ask()
-        if m is None:
-            break
-        lines = chain.describe(m, domain)
-        if z3.is_true(m.eval(chain.too_long, model_completion=True)):
-            src = read(m, chain.start, domain)
-            rep.findings.append(Finding("solver-only", f"urgent completions go on for more than "
-                                        f"{b.max_urgent} steps", lines, src))
-            solver.add(z3.Not(one(state_key(src, n, ni), src).holds(start)))
-            continue
-        fin = read(m, chain.final, domain)
-        fk = state_key(fin, n, ni)
-        rep.findings.append(Finding("solver-only", "the solver reaches a state the explorer does not",
-                                    lines, fin))
-        solver.add(z3.Not(one(fk, fin).holds(final)))
-    solver.pop()
-
-    # Explorer ⊆ solver: each state's first explorer step is a solver step (one query each,
-    # under an assumption literal, so that what the solver learns is kept between them).
-    for i, k in enumerate(sorted(ex.parent, key=repr)):
-        if len(rep.findings) >= max_findings:
-            break
-        pk, label = ex.parent[k]
-        edge = z3.Bool(f"agr-edge-{i}")
-        solver.add(z3.Implies(edge, z3.And(one(pk, ex.values[pk]).holds(start),
-                                           one(k, ex.values[k]).holds(final))))
-        rep.queries += 1
-        verdict = solver.check(edge)
-        if verdict == z3.unknown:
-            raise RuntimeError(f"agreement query unknown: {solver.reason_unknown()}")
-        if verdict == z3.unsat:
-            rep.findings.append(Finding(
-                "explorer-only", "an explorer step the solver cannot make",
-                [f"from: {describe_values(ex.values[pk])}", f"step: {label}",
-                 f"to:   {describe_values(ex.values[k])}"], ex.values[k]))
+    queries = _AgreementQueries(StepChain(table, urgent, b, restrictions), ex, rep, b)
+    queries.check_initial()
+    inside = KeySet(ex.inside, ex.values, b.ids, b.instances).holds(queries.start)
+    queries.check_quiescent(inside)
+    queries.check_solver_steps(inside, max_findings)
+    queries.check_explorer_steps(max_findings)
     rep.solver_seconds = time.perf_counter() - t0
     return rep
