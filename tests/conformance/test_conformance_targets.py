@@ -1,48 +1,65 @@
 """Every scenario file against every in-process target (the model and the reference).
 
 Both targets implement the white-box and backdoor hooks, so every scenario must PASS (a SKIP would
-hide a gap). Disagreements with Kafka found so far are listed in KNOWN_TARGET_BUGS as strict xfails:
-the scenario stays as Kafka 3.9 behaves, and the entry must be removed once the target is fixed.
+hide a gap, and a disagreement with Kafka is a failure until the target is fixed).
+
+The scenario files are also a checker, so they get negative controls: each scenario with an expected
+error fails on the reference once that error is changed, and every seeded bug of the reference
+(`reference.BUGS`) makes the scenario named for it in SEEDED_BUG_CATCHERS fail.
 """
 
 from __future__ import annotations
 
 import glob
-import importlib.util
+import json
 import os
 
 import pytest
 
-from conformance.parse import load
-from conformance.runner import Outcome, run_scenario
+from conformance.parse import load, parse_text
+from conformance.runner import Outcome, TargetFactory, run_scenario
 from conformance.targets import resolve_target
+from model.coordinator_api import Coordinator, CoordinatorConfig
+from reference import BUGS
+from reference.coordinator import ReferenceCoordinator
 
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), "..", "scenarios")
 FILES = sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.json")))
-TARGET_MODULES = {"model": "model.concrete", "reference": "reference.coordinator"}
+TARGETS = ("model", "reference")
 
-KNOWN_TARGET_BUGS: dict[tuple[str, str], str] = {}
-
-
-def _available(target: str) -> bool:
-    return importlib.util.find_spec(TARGET_MODULES[target]) is not None
+# Seeded bug of the reference -> the scenario that pins the Kafka behaviour it breaks (the most direct
+# one; several scenarios catch some bugs). Every entry of reference.BUGS must be here: a seeded bug
+# that no scenario catches is a gap in the scenario files.
+SEEDED_BUG_CATCHERS: dict[str, str] = {
+    "sync-accepted-in-preparing": "seed-leader-sync-during-preparing-rebalance",
+    "no-generation-bump": "seed-three-consumers-two-rebalances",
+    "no-delayed-sync": "delayed-sync-expiry-removes-non-syncing-member",
+    "static-no-fence": "static-member-fencing-on-every-api",
+    "heartbeat-empty-accepted": "backdoor-group-with-members-has-generation-0",
+    "session-expiry-while-parked": "parked-member-never-session-expires",
+    "leave-no-rebalance": "seed-leave-during-stable-and-empty",
+    "heartbeat-completing-rebalance-in-progress": "heartbeat-in-completing-rebalance-renews-session",
+    "commit-in-completing-accepted": "commit-in-completing-and-preparing-rebalance",
+    "pending-ignored-in-join-check": "pending-member-blocks-join-completion-until-it-expires",
+    "static-removed-at-join-timeout": "static-member-kept-at-rebalance-timeout-leader-reelected",
+    "initial-delay-completes-early": "initial-delayed-join-extended-per-new-member",
+    "max-size-counts-members": "group-max-size-evicts-late-rejoiner",
+    "describe-protocol-outside-stable": "describe-group-in-each-state",
+}
 
 
 def _cases() -> list[object]:
-    cases: list[object] = []
-    for target in TARGET_MODULES:
-        for path in FILES:
-            for scenario in load(path).scenarios:
-                marks = []
-                if not _available(target):
-                    marks.append(pytest.mark.skip(reason=f"{TARGET_MODULES[target]} does not exist yet"))
-                bug = KNOWN_TARGET_BUGS.get((target, scenario.name))
-                if bug is not None:
-                    marks.append(pytest.mark.xfail(reason=bug, strict=True))
-                cases.append(
-                    pytest.param(target, path, scenario.name, marks=marks, id=f"{target}:{os.path.basename(path)}:{scenario.name}")
-                )
-    return cases
+    return [
+        pytest.param(target, path, scenario.name, id=f"{target}:{os.path.basename(path)}:{scenario.name}")
+        for target in TARGETS
+        for path in FILES
+        for scenario in load(path).scenarios
+    ]
+
+
+def _scenario_paths() -> dict[str, str]:
+    """Scenario name -> its file, over every scenario file."""
+    return {s.name: path for path in FILES for s in load(path).scenarios}
 
 
 @pytest.mark.parametrize(("target", "path", "name"), _cases())
@@ -52,22 +69,49 @@ def test_scenario_passes_on_target(target: str, path: str, name: str) -> None:
     assert result.outcome is Outcome.PASS, result.describe()
 
 
-def test_known_bugs_name_real_scenarios() -> None:
-    names = {s.name for path in FILES for s in load(path).scenarios}
-    assert {name for _, name in KNOWN_TARGET_BUGS} <= names
+def test_seeded_bug_catchers_cover_every_seeded_bug() -> None:
+    """The registry is the reference's whole bug list (an empty one fails), naming real scenarios."""
+    assert BUGS, "reference.BUGS is empty: nothing to check the scenario files against"
+    assert set(SEEDED_BUG_CATCHERS) == set(BUGS), sorted(set(SEEDED_BUG_CATCHERS) ^ set(BUGS))
+    unknown = set(SEEDED_BUG_CATCHERS.values()) - set(_scenario_paths())
+    assert not unknown, f"SEEDED_BUG_CATCHERS names scenarios that do not exist: {sorted(unknown)}"
 
 
-@pytest.mark.skipif(not _available("reference"), reason="reference.coordinator does not exist yet")
+def _buggy_reference(bug: str) -> TargetFactory:
+    def factory(config: CoordinatorConfig) -> Coordinator:
+        return ReferenceCoordinator(config, bugs=frozenset({bug}))
+
+    return factory
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_seeded_bug_fails_its_scenario(bug: str) -> None:
+    """With one seeded bug on, its scenario FAILs on the reference (it PASSes without: see above)."""
+    name = SEEDED_BUG_CATCHERS.get(bug)
+    assert name is not None, f"no scenario in SEEDED_BUG_CATCHERS catches the seeded bug {bug!r}"
+    path = _scenario_paths()[name]
+    scenario = next(s for s in load(path).scenarios if s.name == name)
+    result = run_scenario(path, scenario, _buggy_reference(bug))
+    assert result.outcome is Outcome.FAIL and result.failure is not None, result.describe()
+
+
+def test_a_scenario_that_misses_the_bug_still_passes() -> None:
+    """Negative control: the check above is not "any seeded bug fails any scenario"; a scenario that
+    never reaches the buggy code passes on the buggy reference."""
+    name = SEEDED_BUG_CATCHERS["describe-protocol-outside-stable"]
+    path = _scenario_paths()[name]
+    scenario = next(s for s in load(path).scenarios if s.name == name)
+    result = run_scenario(path, scenario, _buggy_reference("no-delayed-sync"))
+    assert result.outcome is Outcome.PASS, result.describe()
+
+
 @pytest.mark.parametrize("path", FILES, ids=os.path.basename)
 def test_mutated_expectations_fail_on_reference(path: str) -> None:
     """Negative control on a real target: changing one expected error makes each scenario FAIL there."""
-    import json
-
-    from conformance.parse import parse_text
-
-    raw = json.load(open(path, encoding="utf-8"))
+    with open(path, encoding="utf-8") as f:
+        raw = json.load(f)
     mutated = 0
-    for k, scenario in enumerate(raw["scenarios"]):
+    for scenario in raw["scenarios"]:
         index = next((i for i, st in enumerate(scenario["steps"]) if "error" in st.get("expect", {})), None)
         if index is None:
             continue

@@ -49,12 +49,25 @@ def _settings(examples: int, steps: int, shrink: bool = True) -> settings:
 CLEAN = _settings(examples=200, steps=50)
 
 
+def _assert_machine_agrees(machine: type, run_settings: settings) -> None:
+    """Run the lockstep machine: a difference raises Divergence (an AssertionError) and fails the
+    test; and the run compared something (most examples applied actions to both sides)."""
+    applied: list[int] = []
+
+    def teardown(self: Any) -> None:
+        applied.append(self.ls.steps)
+
+    setattr(machine, "teardown", teardown)  # a fresh class per lockstep_machine() call
+    run_state_machine_as_test(machine, settings=run_settings)
+    assert sum(1 for n in applied if n > 0) > len(applied) // 2, applied
+
+
 def test_reference_and_model_agree() -> None:
-    run_state_machine_as_test(lockstep_machine(), settings=CLEAN)
+    _assert_machine_agrees(lockstep_machine(), CLEAN)
 
 
 def test_reference_and_model_agree_on_one_group() -> None:
-    run_state_machine_as_test(lockstep_machine(groups=1), settings=_settings(examples=30, steps=50))
+    _assert_machine_agrees(lockstep_machine(groups=1), _settings(examples=30, steps=50))
 
 
 # Seeded bugs (reference/bugs.py) and the example budget within which each must be caught. Runs
@@ -214,7 +227,8 @@ REGRESSION_RUNS: dict[str, tuple[Any, ...]] = {
 def test_fixed_disagreement_runs_clean(name: str) -> None:
     strict = Lockstep(RunConfig(), known={})
     for a in REGRESSION_RUNS[name]:
-        strict.apply(a)
+        strict.apply(a)  # raises Divergence at the first difference
+    assert strict.steps == len(REGRESSION_RUNS[name]) and strict.tolerated == {}
 
 
 # ---------------------------------------------------------------- equal deadlines

@@ -1,9 +1,22 @@
 """Property tests: random and mutated frames never hang, never raise anything but DecodeError, and
-never allocate more than a small multiple of their own size."""
+never allocate more than a small multiple of their own size.
+
+"Never hang" is checked, not hoped for: every decode runs under `assert_returns_within`, a real-time
+alarm that fails the test from inside a decode still running after DECODE_DEADLINE_S. (Hypothesis'
+own `deadline=` only measures an example after it returns, so it cannot stop a decoder that loops;
+it stays off, since it fails flakily on a loaded machine.)"""
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+import time
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,31 +31,58 @@ CASES = [(api, v) for api, versions in apis.SUPPORTED_VERSIONS.items()
          for v in range(versions.lo, versions.hi + 1)]
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
+# One decode of a frame of at most a few hundred bytes takes well under a millisecond; two seconds
+# leaves room for a machine shared with other test runs and still fails a loop within the test.
+DECODE_DEADLINE_S = 2.0
 
-def _decode_response_or_error(api: ApiKey, version: int, data: bytes) -> None:
+
+@contextmanager
+def assert_returns_within(seconds: Optional[float] = None) -> Iterator[None]:
+    """Fail the test (pytest.fail, from a SIGALRM handler) if the body runs longer than `seconds`
+    (DECODE_DEADLINE_S by default)."""
+    limit = DECODE_DEADLINE_S if seconds is None else seconds
+    assert threading.current_thread() is threading.main_thread(), "SIGALRM needs the main thread"
+
+    def expired(signum: int, frame: Optional[FrameType]) -> None:
+        pytest.fail(f"decode still running after {limit} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        codec.decode_response(api, version, data)
-    except DecodeError:
-        pass
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
-def _decode_request_or_error(data: bytes) -> None:
-    try:
-        codec.decode_request(data)
-    except DecodeError:
-        pass
+def check_decode_response(api: ApiKey, version: int, data: bytes) -> None:
+    """The frame decodes or raises DecodeError (anything else escapes), within the deadline."""
+    with assert_returns_within():
+        try:
+            codec.decode_response(api, version, data)
+        except DecodeError:
+            pass
+
+
+def check_decode_request(data: bytes) -> None:
+    """The frame decodes or raises DecodeError (anything else escapes), within the deadline."""
+    with assert_returns_within():
+        try:
+            codec.decode_request(data)
+        except DecodeError:
+            pass
 
 
 @FAST
 @given(data=st.binary(max_size=200))
 def test_random_bytes_as_any_request(data: bytes) -> None:
-    _decode_request_or_error(data)
+    check_decode_request(data)
 
 
 @FAST
 @given(api_version=st.sampled_from(CASES), data=st.binary(max_size=200))
 def test_random_bytes_as_any_response(api_version: tuple[ApiKey, int], data: bytes) -> None:
-    _decode_response_or_error(*api_version, data)
+    check_decode_response(*api_version, data)
 
 
 def _mutate(frame: bytes, how: str, at: int, value: int) -> bytes:
@@ -73,7 +113,7 @@ def test_mutated_valid_responses(api_version: tuple[ApiKey, int], data: st.DataO
     frame = codec.encode_response(api, version, 1, body)
     for how, at, value in mutations:
         frame = _mutate(frame, how, at, value)
-    _decode_response_or_error(api, version, frame)
+    check_decode_response(api, version, frame)
 
 
 @FAST
@@ -85,7 +125,7 @@ def test_mutated_valid_requests(api_version: tuple[ApiKey, int], data: st.DataOb
     frame = codec.encode_request(api, version, 1, "c", body)
     for how, at, value in mutations:
         frame = _mutate(frame, how, at, value)
-    _decode_request_or_error(frame)
+    check_decode_request(frame)
 
 
 @pytest.mark.parametrize(("api", "version"), [(ApiKey.DescribeGroups, 0), (ApiKey.JoinGroup, 9),
@@ -96,8 +136,8 @@ def test_hostile_lengths_do_not_allocate(api: ApiKey, version: int) -> None:
     tracemalloc.start()
     try:
         for i in range(len(base) - 4):
-            _decode_response_or_error(api, version, base[:i] + b"\x7f\xff\xff\xff" + base[i + 4:])
-            _decode_response_or_error(api, version, base[:i] + b"\xff\xff\xff\xff\x0f" + base[i + 5:])
+            check_decode_response(api, version, base[:i] + b"\x7f\xff\xff\xff" + base[i + 4:])
+            check_decode_response(api, version, base[:i] + b"\xff\xff\xff\xff\x0f" + base[i + 5:])
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -130,4 +170,24 @@ def test_the_exception_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(Reader, "take", unchecked_take)
     with pytest.raises(struct.error):
-        _decode_response_or_error(ApiKey.Heartbeat, 0, b"\x00\x00")
+        check_decode_response(ApiKey.Heartbeat, 0, b"\x00\x00")
+
+
+def test_the_deadline_check_can_fail() -> None:
+    # Negative control: a body that never returns is stopped by the same deadline and fails the test.
+    with pytest.raises(pytest.fail.Exception, match="hangs"):
+        with assert_returns_within(0.2):
+            while True:
+                time.sleep(0.01)
+
+
+def test_the_deadline_check_can_fail_inside_a_decode(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Negative control through the helper the properties use: a decoder that loops forever.
+    def looping(*_: object) -> None:
+        while True:
+            pass
+
+    monkeypatch.setattr(codec, "decode_request", looping)
+    monkeypatch.setattr(sys.modules[__name__], "DECODE_DEADLINE_S", 0.2)
+    with pytest.raises(pytest.fail.Exception, match="hangs"):
+        check_decode_request(b"\x00\x00\x00\x00")
