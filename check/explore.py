@@ -315,13 +315,7 @@ def check_liveness(graph: "nx.DiGraph", worlds: list[World], model: AbstractMode
 
 def parked_requests(w: World) -> frozenset[int]:
     """The request ids of the JoinGroups and SyncGroups parked in a world."""
-    out: set[int] = set()
-    for m in w.group.members:
-        if m.awaiting_join is not None:
-            out.add(m.awaiting_join.request_id)
-        if m.awaiting_sync is not None:
-            out.add(m.awaiting_sync)
-    return frozenset(out)
+    return w.group.parked_requests()
 
 
 def _backward_closure(rev: "nx.DiGraph", targets: list[int]) -> set[int]:
