@@ -191,15 +191,15 @@ class _Search:
         """Handle the differences of the level just finished; True: stop searching."""
         if not self.level:
             return False
-        self.found.extend(self.level)
+        level, self.level = self.level, []
+        self.found.extend(level)
         if self.verify is None:
             return True
-        for d in sorted(self.level, key=lambda x: (_unrenderable_steps(x), x.shown_by)):
+        for d in sorted(level, key=lambda x: (_unrenderable_steps(x), x.shown_by)):
             if self.verified >= self.max_differences:
                 break
             self.verify(self.ls, d)
             self.verified += d.scenario is not None
-        self.level.clear()
         return self.verified > 0 or (self.first_depth is not None
                                      and self.current + 1 - self.first_depth >= self.extra_depth)
 

@@ -83,12 +83,13 @@ class Report:
             "bounds": self.bounds.describe(), "symmetry": self.symmetry,
             "states": self.states, "edges": self.edges, "depth": self.depth,
             "seconds": round(self.seconds, 3), "states_per_second": round(self.states_per_second, 1),
-            "frontier": self.frontier, "rows_total": self.rows_total, "cut_short": self.cut_short,
+            "frontier": self.frontier, "rows_total": self.rows_total,
+            "cut_short": self.cut_short or None,
             "rows_covered": len(self.rows_fired),
             "uncovered_rows": [{"row": r, "reason": why} for r, why in sorted(self.uncovered.items())],
             "violations": [{"invariant": v.invariant, "message": v.message, "trace": list(v.trace)}
                            for v in self.violations],
-            "complete": not self.cut_short, "cut_short": self.cut_short or None,
+            "complete": not self.cut_short,
         }
 
 

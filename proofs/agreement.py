@@ -56,7 +56,6 @@ from model.messages import (
 )
 from model.modes import AbstractMode
 from model.state import Group, JoinTimerKind, Member
-from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import TimerEvent
 from proofs.bmc import Unrolling
 from proofs.decode import Values, describe_input, describe_values, holds_in, read

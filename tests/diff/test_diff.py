@@ -169,3 +169,15 @@ def test_check_refines_fails_on_a_mutant_and_passes_on_kafka(capsys: pytest.Capt
                  "--refines", "kafka-3.9", *bounds]) == 1
     assert "would not" in capsys.readouterr().out
     assert main(["check", "--refines", "kafka-3.9", *bounds]) == 0
+
+
+def test_a_search_without_scenarios_counts_each_difference_once() -> None:
+    """Without rendering, the search stops at the first depth with a difference; that depth's
+    differences are reported once each (they were once counted twice: total_differences doubled)."""
+    from check.diff import explore_diff as search
+    table = MUTANTS["no-delayed-sync"][0]
+    r = search(Side("mutant", table, URGENT), KAFKA, CLOSED_2, progress=None, max_differences=1000)
+    assert r.differences, "the mutant differs from Kafka's table at these bounds"
+    signatures = [d.signature() for d in r.differences]
+    assert len(signatures) == len(set(signatures))
+    assert r.total_differences == len(r.differences)
