@@ -10,8 +10,8 @@ table whose response it expects and fail on the other.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any, Callable, Optional, TextIO
+from dataclasses import fields, replace
+from typing import Any, Callable, Optional, TextIO, cast
 
 from check.abstract import SESSION_MS, Action, Bounds, Successor, World, client_name
 from check.diff import (GROUP, DiffReport, Difference, Lockstep, Side, describe_obs, labels,
@@ -20,29 +20,17 @@ from check.diff import explore_diff as search
 from model.concrete import ModelCoordinator, armed_timers
 from model.coordinator_api import CoordinatorConfig
 from model.dsl import Superseded, Table
-from model.messages import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    ListGroupsRequest,
-    MemberIdentity,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    Request,
-    Response,
-    SyncGroupRequest,
-)
+from model.messages import (DescribeGroupsResponse, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
+                            ProtocolMetadata, Request, Response)
 from model.visible import Actual
 from model.vocabulary import Error, TimerEvent
 
+from conformance.actions import rename_members
+from conformance.dump import Script, document, expects
 from conformance.parse import parse_text
 from conformance.runner import Outcome, run_file
-
-FORMAT = "kafka-classic-group-conformance/1"
+from conformance.scenario import (AdvanceStep, CheckPendingStep, CheckResponseStep, Defaults, JoinDefaults,
+                                  JoinStep, ScenarioFile, SetupLoadStep, SetupUnloadStep, step_op)
 
 
 def explore_diff(a: Side, b: Side, bounds: Bounds, *, render: bool = True,
@@ -62,38 +50,35 @@ class Untranslatable(Exception):
     pass
 
 
-_CONFIG = {
-    "group_min_session_timeout_ms": 6000, "group_max_session_timeout_ms": 1800000,
-    "group_initial_rebalance_delay_ms": 3000, "new_member_join_timeout_ms": 300000,
-}
+_CONFIG = CoordinatorConfig(group_min_session_timeout_ms=6000, group_max_session_timeout_ms=1800000,
+                            group_initial_rebalance_delay_ms=3000, new_member_join_timeout_ms=300000)
 # The configurations a difference is rendered with, tried in order. The abstract mode lets any
 # armed timer fire first; with Kafka's defaults a new member's join timeout (300 s) never fires
 # before the join phase's InitialDelayedJoin (3 s), so a run where it does (a new member's session
 # expiring in PreparingRebalance) is rendered with a join timeout shorter than the initial delay.
 # Kafka's join timeout is a constant, not a broker setting, so a real broker SKIPs such a scenario
 # (as it does the lockstep regressions, docs/kafka-fidelity.md); the model and reference run it.
-_CONFIGS: tuple[dict[str, int], ...] = (_CONFIG, dict(_CONFIG, new_member_join_timeout_ms=1000))
+_CONFIGS: tuple[CoordinatorConfig, ...] = (_CONFIG, replace(_CONFIG, new_member_join_timeout_ms=1000))
+# the join fields the rendered scenarios leave to their defaults
+_JOIN = JoinDefaults(client_id="c", protocols=(ProtocolMetadata("range", b"\x00"),),
+                     session_timeout_ms=SESSION_MS, rebalance_timeout_ms=30000)
 
 
 class _Render:
     """Replays one abstract run on the concrete model and writes it down as scenario steps."""
 
-    def __init__(self, ls: Lockstep, side: int, config: dict[str, int]) -> None:
+    def __init__(self, ls: Lockstep, side: int, config: CoordinatorConfig) -> None:
         self.ls = ls
         self.model = ls.models[side]
-        self.config_doc: dict[str, Any] = dict(config, group_max_size=ls.bounds.group_max_size)
-        self.cc = ModelCoordinator(CoordinatorConfig(
-            group_min_session_timeout_ms=config["group_min_session_timeout_ms"],
-            group_max_session_timeout_ms=config["group_max_session_timeout_ms"],
-            group_max_size=ls.bounds.group_max_size,
-            group_initial_rebalance_delay_ms=config["group_initial_rebalance_delay_ms"],
-            new_member_join_timeout_ms=config["new_member_join_timeout_ms"]),
-            table=ls.sides[side].table)
-        self.steps: list[dict[str, Any]] = []
+        self.config = replace(config, group_max_size=ls.bounds.group_max_size)
+        self.cc = ModelCoordinator(self.config, table=ls.sides[side].table)
+        self.script = Script()
         self.names: dict[str, tuple[str, str]] = {}  # abstract id -> (binding, concrete id)
         self.literal: set[str] = set()
         self.rid_step: dict[int, str] = {}  # abstract request id -> scenario step id
         self.outstanding: dict[str, str] = {}  # step id -> op, not yet answered
+        self.ops: dict[str, str] = {}  # step id -> op
+        self.index_of: dict[str, int] = {}  # step id -> step index
         self.got: dict[str, list[Response]] = {}  # step id -> concrete responses
         self.counter = 0
         self.nbind = 0
@@ -129,102 +114,51 @@ class _Render:
         raise Untranslatable(f"member id {aid} is checked before any response told it")
 
     # requests
-    def _send(self, req: Request, step: dict[str, Any], abstract_rid: int) -> str:
+    def _send(self, req: Request, abstract_rid: int, append_error: Optional[Error] = None) -> str:
         self.counter += 1
         sid = f"r{self.counter}"
-        step["id"] = sid
-        self.steps.append(step)
-        self.outstanding[sid] = step["op"]
+        try:
+            step = self.script.request(req, self.member, id=sid)
+        except ValueError as e:
+            raise Untranslatable(str(e)) from None
+        if append_error is not None:
+            assert isinstance(step, JoinStep)
+            self.script.steps[-1] = step = replace(step, append_error=append_error)
+        self.outstanding[sid] = self.ops[sid] = step_op(step)
+        self.index_of[sid] = step.meta.index
         if abstract_rid > 0:
             self.rid_step[abstract_rid] = sid
 
         def callback(r: Response, sid: str = sid) -> None:
             self.got.setdefault(sid, []).append(r)
 
-        self.cc.handle(req, callback)
+        concrete = rename_members(req, self.concrete)
+        if append_error is None:
+            self.cc.handle(concrete, callback)
+            return sid
+        self.cc.set_append_result(append_error)
+        try:
+            self.cc.handle(concrete, callback)
+        finally:
+            self.cc.set_append_result(Error.NONE)
         return sid
 
     def request(self, w: World, a: Action) -> Optional[str]:
-        r = a.request
         rid = self.model.request_id(w, a.client) if a.kind != "admin" else 0
-        if a.append_fails and not isinstance(r, JoinGroupRequest):
+        if a.append_fails and not isinstance(a.request, JoinGroupRequest):
             raise Untranslatable("a failing log append on SyncGroup/OffsetCommit has no scenario step")
-        if isinstance(r, JoinGroupRequest):
-            step: dict[str, Any] = {
-                "op": "join", "member": self.member(r.member_id),
-                "protocols": [{"name": p.name, "metadata": p.metadata.hex()} for p in r.protocols],
-                "protocol_type": r.protocol_type, "session_timeout_ms": r.session_timeout_ms,
-                "rebalance_timeout_ms": r.rebalance_timeout_ms,
-                "require_known_member_id": r.require_known_member_id,
-                "supports_skip_assignment": r.supports_skip_assignment, "client_id": r.client_id}
-            if r.group_instance_id is not None:
-                step["instance_id"] = r.group_instance_id
-            if a.append_fails:
-                step["append_error"] = Error.NOT_LEADER_OR_FOLLOWER.name
-            creq: Request = replace(r, member_id=self.concrete(r.member_id))
-            if a.append_fails:
-                self.cc.set_append_result(Error.NOT_LEADER_OR_FOLLOWER)
-                try:
-                    return self._send(creq, step, rid)
-                finally:
-                    self.cc.set_append_result(Error.NONE)
-        elif isinstance(r, SyncGroupRequest):
-            step = {"op": "sync", "member": self.member(r.member_id), "generation": r.generation_id,
-                    "assignments": {self.member(m): v.hex() for m, v in r.assignments},
-                    "protocol_type": r.protocol_type, "protocol_name": r.protocol_name}
-            if r.protocol_type is None:
-                del step["protocol_type"]
-            if r.protocol_name is None:
-                del step["protocol_name"]
-            if r.group_instance_id is not None:
-                step["instance_id"] = r.group_instance_id
-            creq = replace(r, member_id=self.concrete(r.member_id),
-                           assignments=tuple((self.concrete(m), v) for m, v in r.assignments))
-        elif isinstance(r, HeartbeatRequest):
-            step = {"op": "heartbeat", "member": self.member(r.member_id), "generation": r.generation_id}
-            if r.group_instance_id is not None:
-                step["instance_id"] = r.group_instance_id
-            creq = replace(r, member_id=self.concrete(r.member_id))
-        elif isinstance(r, OffsetCommitRequest):
-            step = {"op": "commit", "member": self.member(r.member_id), "generation": r.generation_id,
-                    "offsets": {str(tp): off for tp, off in r.offsets}}
-            if r.group_instance_id is not None:
-                step["instance_id"] = r.group_instance_id
-            creq = replace(r, member_id=self.concrete(r.member_id))
-        elif isinstance(r, LeaveGroupRequest):
-            members = []
-            for m in r.members:
-                e: dict[str, Any] = {"member_id": self.member(m.member_id)}
-                if m.group_instance_id is not None:
-                    e["instance_id"] = m.group_instance_id
-                members.append(e)
-            step = {"op": "leave", "members": members}
-            creq = replace(r, members=tuple(MemberIdentity(self.concrete(m.member_id), m.group_instance_id)
-                                            for m in r.members))
-        elif isinstance(r, DescribeGroupsRequest):
-            step, creq = {"op": "describe"}, r
-        elif isinstance(r, ListGroupsRequest):
-            step, creq = {"op": "list_groups"}, r
-            if r.states_filter:
-                step["states"] = list(r.states_filter)
-        elif isinstance(r, OffsetFetchRequest):
-            step, creq = {"op": "fetch_offsets",
-                          "partitions": None if r.partitions is None else [str(p) for p in r.partitions]}, r
-        elif isinstance(r, DeleteGroupsRequest):
-            step, creq = {"op": "delete_groups", "groups": list(r.group_ids)}, r
-        else:
-            raise Untranslatable(f"no scenario step for {type(r).__name__}")
-        return self._send(creq, step, rid)
+        request = cast(Request, a.request)  # a step for it, or Untranslatable
+        return self._send(request, rid, Error.NOT_LEADER_OR_FOLLOWER if a.append_fails else None)
 
     # timers
     def fire(self, w: World, a: Action) -> None:
         """Make the timer of `a` fire alone (`w`: the abstract world it fires in)."""
         if a.kind == TimerEvent.PartitionUnload.value:
-            self.steps.append({"op": "setup_unload", "backdoor": True})
+            self.script.add(SetupUnloadStep, GROUP)
             self.cc.unload(GROUP)
             return
         if a.kind == TimerEvent.PartitionLoad.value:
-            self.steps.append({"op": "setup_load", "backdoor": True})
+            self.script.add(SetupLoadStep, GROUP)
             self.cc.load(GROUP)
             return
         if a.kind == TimerEvent.OffsetsExpire.value:
@@ -256,7 +190,7 @@ class _Render:
 
     def advance(self, ms: int) -> None:
         if ms > 0:
-            self.steps.append({"op": "advance", "ms": ms})
+            self.script.add(AdvanceStep, ms)
             self.cc.advance(ms)
 
     def keep_alive(self, concrete_id: str, generation: int) -> None:
@@ -264,13 +198,9 @@ class _Render:
         if name is None:
             raise Untranslatable("a member to keep alive was never named")
         m = next(m for m in self.cc.group(GROUP).members if m.member_id == concrete_id)
-        step: dict[str, Any] = {"op": "heartbeat", "member": "$" + name, "generation": generation}
-        if m.instance_id is not None:
-            step["instance_id"] = m.instance_id
         req = HeartbeatRequest(GROUP, concrete_id, generation, m.instance_id)
         self.counter += 1
-        step["id"] = f"keepalive{self.counter}"
-        self.steps.append(step)
+        self.script.request(req, lambda _: "$" + name, id=f"keepalive{self.counter}")
         self.cc.handle(req, lambda r: None)
 
     # responses
@@ -305,9 +235,7 @@ class _Render:
     def check(self, s: Successor, sid: Optional[str], final: bool) -> None:
         """Write the checks of one step's responses; the concrete run must have given the same."""
         t = s.transition
-        req_index = len(self.steps) - 1 if sid is not None else -1
-        while sid is not None and self.steps[req_index].get("id") != sid:
-            req_index -= 1
+        req_index = self.index_of[sid] if sid is not None else -1
         answers: list[tuple[str, Optional[Response], bool]] = []
         if t is not None:
             if t.reply is not None:
@@ -322,7 +250,7 @@ class _Render:
                     raise Untranslatable(f"an answer to unknown request {o.request_id}")
                 answers.append((psid, None if isinstance(o.response, Superseded) else o.response, False))
         if sid is not None and not (t is not None and t.reply is not None):
-            self.steps[req_index]["await"] = "later"
+            self.script.amend(req_index, await_later=True)
         # leaders first: a follower's JoinGroup response names the leader bound by the leader's
         answers.sort(key=lambda x: 0 if isinstance(x[1], JoinGroupResponse)
                      and x[1].leader == x[1].member_id else 1)
@@ -336,29 +264,25 @@ class _Render:
             got = self.got.pop(x, [])
             if len(got) != 1:
                 raise Untranslatable(f"the concrete model gave {len(got)} answers to {x}")
-            binder: dict[str, Any] = {}
+            binder: dict[str, str] = {}
             exp = self.expect_of(aresp, got[0], binder)
             concrete, abstract = self._ids(visible(got[0]), True), self._ids(visible(aresp), False)
             if concrete != abstract:
                 raise Untranslatable(f"the concrete model took another branch at {x}: "
                                      f"{concrete} where the run has {abstract}")
+            bind = binder.get("member_id")
             if is_reply:
-                self.steps[req_index]["expect"] = exp
-                if binder:
-                    self.steps[req_index]["bind"] = binder
+                self.script.amend(req_index, expect=expects(exp), bind=bind)
             else:
-                step: dict[str, Any] = {"op": "check_response", "id": x, "expect": exp}
-                if binder:
-                    step["bind"] = binder
-                self.steps.append(step)
+                self.script.add(CheckResponseStep, x, self.ops[x], expects(exp), bind)
             self.outstanding.pop(x, None)
         self.got.clear()
         for x, aresp, _ in answers:
             if aresp is None:  # dropped: never answered
-                self.steps.append({"op": "check_pending", "id": x})
+                self.script.add(CheckPendingStep, x)
         if final:
             for x in sorted(self.outstanding):
-                self.steps.append({"op": "check_pending", "id": x})
+                self.script.add(CheckPendingStep, x)
 
     def _ids(self, v: dict[str, Actual], concrete: bool) -> str:
         """A visible response with member ids replaced by their bindings (for comparison)."""
@@ -375,18 +299,11 @@ class _Render:
         return json.dumps(out, sort_keys=True)
 
     def document(self, title: str, source: str) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "defaults": {"group": GROUP, "config": self.config_doc,
-                         "join": {"client_id": "c", "protocol_type": "consumer",
-                                  "protocols": [{"name": "range", "metadata": "00"}],
-                                  "session_timeout_ms": SESSION_MS, "rebalance_timeout_ms": 30000,
-                                  "require_known_member_id": True, "supports_skip_assignment": True}},
-            "scenarios": [{"name": title, "source": source, "steps": self.steps}],
-        }
+        scenario = self.script.scenario(title, source=source, config=self.config)
+        return document(ScenarioFile("", (scenario,), Defaults(GROUP, self.config, _JOIN)))
 
 
-def render(ls: Lockstep, d: Difference, config: dict[str, int] = _CONFIG) -> dict[str, Any]:
+def render(ls: Lockstep, d: Difference, config: CoordinatorConfig = _CONFIG) -> dict[str, Any]:
     """The scenario document of a difference, from the side that shows the response."""
     side = 0 if d.shown_by == "A" else 1
     path = side_path(ls, side, d, d.shown)
@@ -433,7 +350,8 @@ def render_and_verify(ls: Lockstep, d: Difference) -> None:
     reasons: dict[str, None] = {}  # in order, each once
     d.labels = labels(ls, d)
     for config in _CONFIGS:
-        changed = ", ".join(f"{k} {v}" for k, v in config.items() if _CONFIG[k] != v)
+        changed = ", ".join(f"{f.name} {getattr(config, f.name)}" for f in fields(CoordinatorConfig)
+                            if getattr(_CONFIG, f.name) != getattr(config, f.name))
         for shown_by, o in d.alternatives or ((d.shown_by, d.shown),):
             who = f"{shown_by} ({changed})" if changed else shown_by
             cand = replace(d, shown_by=shown_by, shown=o)

@@ -26,6 +26,7 @@ from model.messages import (
 from model.vocabulary import Error
 
 from conformance import scenario as sc
+from conformance.actions import group_of
 from conformance.expect import thaw
 from conformance.parse import freeze
 
@@ -280,18 +281,12 @@ def expects(values: Mapping[str, Any]) -> tuple[sc.Expect, ...]:
     return tuple(sc.Expect(k, freeze(v)) for k, v in values.items())
 
 
-def _group_of(request: Request) -> str:
-    if isinstance(request, (DescribeGroupsRequest, DeleteGroupsRequest)):
-        return request.group_ids[0] if request.group_ids else ""
-    return str(getattr(request, "group_id", ""))
-
-
 def request_step(index: int, request: Request, ref: Callable[[str], str], *, id: Optional[str] = None,
                  group: Optional[str] = None, await_later: bool = False,
                  expect: tuple[sc.Expect, ...] = (), bind: Optional[str] = None) -> sc.RequestStep:
     """The step that sends `request`; `ref` writes a member id as the scenario knows it (a `$X`
     binding or the literal id); `group` renames the request's group (a run on a group of its own)."""
-    g = group if group is not None else _group_of(request)
+    g = group if group is not None else group_of(request)
     listing = isinstance(request, (ListGroupsRequest, DeleteGroupsRequest))
     meta = sc.RequestMeta(index, id, "" if listing else g, await_later, expect, bind)
 

@@ -45,8 +45,9 @@ from model.messages import (
 )
 from model.vocabulary import NEW_MEMBER_JOIN_TIMEOUT_MS
 
+from conformance.actions import Action
 from conformance.lockstep import (
-    ACTION_TYPES, ACTION_WEIGHTS, PROLOGUES, Action, Divergence, IdMap, Lockstep, RunConfig,
+    LOCKSTEP, PROLOGUES, Divergence, IdMap, Lockstep, RunConfig,
     _Arrivals, _compare,
 )
 
@@ -311,12 +312,9 @@ def run_kafka_lockstep(seed: int, *, runs: Optional[int] = None, budget_s: Optio
             config = KafkaRunConfig(1, rng.randrange(3))
             choices = prologues if prologues is not None else tuple(range(len(PROLOGUES)))
             prologue = PROLOGUES[choices[rng.randrange(len(choices))]]
-            actions = [rng.choices(ACTION_TYPES, ACTION_WEIGHTS)[0] for _ in range(steps_per_run)]
-            concrete: list[Action] = []
-            for cls in actions:
-                ranges: dict[str, int] = getattr(cls, "RANGES")
-                concrete.append(cls(**{k: rng.randrange(groups if k == "group" else n)
-                                       for k, n in ranges.items()}))
+            kinds = [rng.choices(LOCKSTEP.types, LOCKSTEP.weights)[0] for _ in range(steps_per_run)]
+            concrete = [LOCKSTEP.build(cls, lambda k, n: rng.randrange(groups if k == "group" else n))
+                        for cls in kinds]
             cc = config.coordinator_config()
             broker = pool.broker_for(cc)
             target = KafkaTarget(broker.host, broker.port, cc, 1.0, immediate_wait_s=0.1,

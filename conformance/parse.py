@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, TypeVar, cast
+from typing import Any, Callable, Collection, Optional, TypeVar, cast
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec
 from model.errors import BadInput
@@ -32,11 +32,19 @@ T = TypeVar("T")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _GEN_PREFIX = "$gen:"
-_DESCRIBED_STATES = frozenset(s.name for s in KAFKA_STATES) | {""}
+_KAFKA_STATE_NAMES = frozenset(s.name for s in KAFKA_STATES)
+_DESCRIBED_STATES = _KAFKA_STATE_NAMES | {""}
 
 
 class ScenarioFormatError(BadInput):
     """A scenario file that does not follow the format; the message says where and what."""
+
+
+Check = Callable[[Any, str], object]  # checks a value (named for messages); raises ScenarioFormatError
+
+
+def _raise(e: Exception) -> None:
+    raise e
 
 
 _CONFIG_FIELDS: dict[str, str] = {
@@ -163,29 +171,29 @@ class _Values:
     def str_list(self, v: Any, name: str) -> tuple[str, ...]:
         return tuple(self.str_(x, f"{name}[{i}]") for i, x in enumerate(self.list_(v, name)))
 
+    def _name_in(self, v: Any, name: str, names: Collection[str], expected: str) -> str:
+        if not isinstance(v, str) or v not in names:
+            raise self.w.wrong(name, expected, v)
+        return v
+
+    def _text(self, v: Any, name: str, conv: Callable[[str], T], expected: str) -> T:
+        s = self.str_(v, name)
+        try:
+            return conv(s)
+        except ValueError:
+            raise self.w.wrong(name, expected, v) from None
+
     def error(self, v: Any, name: str) -> Error:
-        if not isinstance(v, str) or v not in Error.__members__:
-            raise self.w.wrong(name, "a Kafka error name (NONE, REBALANCE_IN_PROGRESS, ...)", v)
-        return Error[v]
+        return Error[self._name_in(v, name, Error.__members__, "a Kafka error name (NONE, REBALANCE_IN_PROGRESS, ...)")]
 
     def hex_(self, v: Any, name: str) -> bytes:
-        s = self.str_(v, name)
-        try:
-            return bytes.fromhex(s)
-        except ValueError:
-            raise self.w.wrong(name, "a hex string", v) from None
+        return self._text(v, name, bytes.fromhex, "a hex string")
 
     def state(self, v: Any, name: str) -> GroupState:
-        if not isinstance(v, str) or v not in {s.name for s in KAFKA_STATES}:
-            raise self.w.wrong(name, "a Kafka group state name", v)
-        return GroupState[v]
+        return GroupState[self._name_in(v, name, _KAFKA_STATE_NAMES, "a Kafka group state name")]
 
     def partition(self, v: Any, name: str) -> TopicPartition:
-        s = self.str_(v, name)
-        try:
-            return TopicPartition.parse(s)
-        except ValueError:
-            raise self.w.wrong(name, '"TOPIC-PARTITION" such as "orders-0"', v) from None
+        return self._text(v, name, TopicPartition.parse, '"TOPIC-PARTITION" such as "orders-0"')
 
     def protocols(self, v: Any, name: str) -> tuple[ProtocolMetadata, ...]:
         out = []
@@ -273,67 +281,41 @@ class _StepParser:
         return tuple(out)
 
     def _check_kind(self, kind: Kind, value: Any, name: str) -> None:
+        """`value` is a valid `kind` here (else a located ScenarioFormatError)."""
         v = self.v
-        if kind is Kind.ERROR:
-            v.error(value, name)
-        elif kind is Kind.INT:
-            v.int_(value, name)
-        elif kind is Kind.GEN:
-            self.generation(value, name)
-        elif kind is Kind.BOOL:
-            v.bool_(value, name)
-        elif kind is Kind.STR:
-            v.str_(value, name)
-        elif kind is Kind.OPT_STR:
-            if value is not None:
-                v.str_(value, name)
-        elif kind is Kind.HEX:
-            v.hex_(value, name)
-        elif kind is Kind.MEMBER:
-            self.member(value, name)
-        elif kind is Kind.OPT_MEMBER:
-            if value is not None:
-                self.member(value, name)
-        elif kind is Kind.LEADER:
-            if value != "self":
-                self.member(value, name)
-        elif kind is Kind.MEMBER_LIST:
-            for i, x in enumerate(v.list_(value, name)):
-                self.member(x, f"{name}[{i}]")
-        elif kind is Kind.OPT_STR_LIST:
-            for i, x in enumerate(v.list_(value, name)):
-                if x is not None:
-                    v.str_(x, f"{name}[{i}]")
-        elif kind is Kind.STR_LIST:
-            v.str_list(value, name)
-        elif kind is Kind.STR_OR_BOOL:
-            if not isinstance(value, (str, bool)):
-                raise self.w.wrong(name, kind.value, value)
-        elif kind is Kind.ERROR_LIST:
-            for i, x in enumerate(v.list_(value, name)):
-                v.error(x, f"{name}[{i}]")
-        elif kind is Kind.ERROR_MAP:
-            for k, x in v.obj(value, name).data.items():
-                v.error(x, f"{name}.{k}")
-        elif kind is Kind.OFFSET_MAP:
-            for k, x in v.obj(value, name).data.items():
-                v.partition(k, f"{name}.{k}")
-                v.int_(x, f"{name}.{k}")
-        elif kind is Kind.DESCRIBED_STATE:
-            if value not in _DESCRIBED_STATES:
-                raise self.w.wrong(name, kind.value, value)
-        elif kind is Kind.GROUP_STATE:
-            if value not in GroupState.__members__:
-                raise self.w.wrong(name, kind.value, value)
-        elif kind is Kind.TIMEOUT_MAP:
-            for k, x in v.obj(value, name).data.items():
-                self.member(k, f"{name}.{k}")
-                t = v.obj(x, f"{name}.{k}")
-                t.take("session_timeout_ms", v.int_, 0)
-                t.take("rebalance_timeout_ms", v.int_, 0)
-                t.finish("member timeouts")
-        else:  # pragma: no cover - every Kind is handled above
-            raise AssertionError(kind)
+
+        def optional(check: Check) -> Check:
+            return lambda x, n: None if x is None else check(x, n)
+
+        def each(check: Check) -> Check:
+            return lambda x, n: [check(y, f"{n}[{i}]") for i, y in enumerate(v.list_(x, n))]
+
+        def entries(check: Callable[[str, Any, str], object]) -> Check:
+            return lambda x, n: [check(k, y, f"{n}.{k}") for k, y in v.obj(x, n).data.items()]
+
+        def holds(test: Callable[[Any], bool]) -> Check:
+            return lambda x, n: None if test(x) else _raise(self.w.wrong(n, kind.value, x))
+
+        checks: dict[Kind, Check] = {
+            Kind.ERROR: v.error, Kind.INT: v.int_, Kind.GEN: self.generation, Kind.BOOL: v.bool_, Kind.STR: v.str_,
+            Kind.OPT_STR: optional(v.str_), Kind.HEX: v.hex_, Kind.MEMBER: self.member,
+            Kind.OPT_MEMBER: optional(self.member), Kind.LEADER: lambda x, n: x == "self" or self.member(x, n),
+            Kind.MEMBER_LIST: each(self.member), Kind.OPT_STR_LIST: each(optional(v.str_)), Kind.STR_LIST: v.str_list,
+            Kind.STR_OR_BOOL: holds(lambda x: isinstance(x, (str, bool))),
+            Kind.ERROR_LIST: each(v.error), Kind.ERROR_MAP: entries(lambda k, x, n: v.error(x, n)),
+            Kind.OFFSET_MAP: entries(lambda k, x, n: (v.partition(k, n), v.int_(x, n))),
+            Kind.DESCRIBED_STATE: holds(lambda x: isinstance(x, str) and x in _DESCRIBED_STATES),
+            Kind.GROUP_STATE: holds(lambda x: isinstance(x, str) and x in GroupState.__members__),
+            Kind.TIMEOUT_MAP: entries(self._member_timeouts),
+        }
+        checks[kind](value, name)
+
+    def _member_timeouts(self, member: str, value: Any, name: str) -> None:
+        self.member(member, name)
+        t = self.v.obj(value, name)
+        t.take("session_timeout_ms", self.v.int_, 0)
+        t.take("rebalance_timeout_ms", self.v.int_, 0)
+        t.finish("member timeouts")
 
     def bind(self, v: Any, name: str, index: int) -> str:
         o = self.v.obj(v, name)

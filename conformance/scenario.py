@@ -116,9 +116,23 @@ class _GroupStep(_Step):
 
 
 @dataclass(frozen=True, slots=True)
-class JoinStep:
+class _RequestStep:
     meta: RequestMeta
+
+
+@dataclass(frozen=True, slots=True)
+class _MemberStep(_RequestStep):
     member: MemberRef
+
+
+@dataclass(frozen=True, slots=True)
+class _GenerationStep(_MemberStep):
+    generation: GenerationRef
+    instance_id: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinStep(_MemberStep):
     instance_id: Optional[str]
     protocol_type: str
     protocols: tuple[ProtocolMetadata, ...]
@@ -131,59 +145,44 @@ class JoinStep:
 
 
 @dataclass(frozen=True, slots=True)
-class SyncStep:
-    meta: RequestMeta
-    member: MemberRef
-    generation: GenerationRef
-    instance_id: Optional[str]
+class SyncStep(_GenerationStep):
     assignments: tuple[tuple[MemberRef, bytes], ...]
     protocol_type: Optional[str]
     protocol_name: Optional[str]
 
 
 @dataclass(frozen=True, slots=True)
-class HeartbeatStep:
-    meta: RequestMeta
-    member: MemberRef
-    generation: GenerationRef
-    instance_id: Optional[str]
+class HeartbeatStep(_GenerationStep):
+    pass
 
 
 @dataclass(frozen=True, slots=True)
-class LeaveStep:
-    meta: RequestMeta
-    members: tuple[tuple[MemberRef, Optional[str]], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class CommitStep:
-    meta: RequestMeta
-    member: MemberRef
-    generation: GenerationRef
-    instance_id: Optional[str]
+class CommitStep(_GenerationStep):
     offsets: tuple[tuple[TopicPartition, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class FetchOffsetsStep:
-    meta: RequestMeta
+class LeaveStep(_RequestStep):
+    members: tuple[tuple[MemberRef, Optional[str]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOffsetsStep(_RequestStep):
     partitions: Optional[tuple[TopicPartition, ...]]  # None = every committed partition
 
 
 @dataclass(frozen=True, slots=True)
-class DescribeStep:
-    meta: RequestMeta
+class DescribeStep(_RequestStep):
+    pass
 
 
 @dataclass(frozen=True, slots=True)
-class ListGroupsStep:
-    meta: RequestMeta
+class ListGroupsStep(_RequestStep):
     states: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteGroupsStep:
-    meta: RequestMeta
+class DeleteGroupsStep(_RequestStep):
     groups: tuple[str, ...]
 
 

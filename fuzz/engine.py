@@ -77,7 +77,7 @@ class Simulation:
             return
         if isinstance(action, Hold):
             step = max(1, self.timing.session_ms[0] // 3)
-            for _ in range(action.duration_ms(self.timing) // step):
+            for _ in range(self.timing.hold_ms(action) // step):
                 for decoded, version in hold_heartbeats(self.k, self.versions, rng):
                     self._handle(decoded)
                 self.model.advance(step)
@@ -439,7 +439,7 @@ class _Sequence:
                 continue
             if isinstance(action, Hold):
                 step = max(1, self.s.timing.session_ms[0] // 3)
-                end = time.monotonic() + action.duration_ms(self.s.timing) / 1000.0
+                end = time.monotonic() + self.s.timing.hold_ms(action) / 1000.0
                 while self.judging and time.monotonic() < end:
                     rng = action_rng(self.s.seed, i)
                     for request, version in hold_heartbeats(self.k, versions, rng):

@@ -22,11 +22,15 @@ from typing import Any, Awaitable, Callable, Optional
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 
+from conformance.dump import Script, document, expects
+from conformance.scenario import (AdvanceStep, CheckPendingStep, CheckResponseStep, Defaults, ScenarioFile,
+                                  step_op)
 from fuzz.actions import Action, Wait
 from fuzz.engine import Event, SequenceResult
 from fuzz.judge import NO_RESPONSE, Finding
 
 Runner = Callable[[list[Action]], Awaitable[SequenceResult]]
+GROUP = "g"  # the scenario runs on a group of its own
 
 
 async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int = 80,
@@ -84,10 +88,6 @@ async def shrink(actions: list[Action], key: str, run: Runner, *, max_runs: int 
 # ------------------------------------------------------------------------------ scenario files
 
 
-def _hex(b: bytes) -> str:
-    return b.hex()
-
-
 class _Names:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
@@ -103,52 +103,6 @@ class _Names:
         return name
 
 
-def _request_step(n: int, r: m.Request, names: _Names) -> dict[str, Any]:
-    s: dict[str, Any] = {"id": f"r{n}", "await": "later"}
-    if isinstance(r, m.JoinGroupRequest):
-        s.update(op="join", member=names.ref(r.member_id), protocol_type=r.protocol_type,
-                 protocols=[{"name": p.name, "metadata": _hex(p.metadata)} for p in r.protocols],
-                 session_timeout_ms=r.session_timeout_ms, rebalance_timeout_ms=r.rebalance_timeout_ms,
-                 require_known_member_id=r.require_known_member_id,
-                 supports_skip_assignment=r.supports_skip_assignment)
-        if r.group_instance_id is not None:
-            s["instance_id"] = r.group_instance_id
-    elif isinstance(r, m.SyncGroupRequest):
-        s.update(op="sync", member=names.ref(r.member_id), generation=r.generation_id,
-                 assignments={names.ref(k): _hex(v) for k, v in r.assignments})
-        if r.group_instance_id is not None:
-            s["instance_id"] = r.group_instance_id
-        if r.protocol_type is not None:
-            s["protocol_type"] = r.protocol_type
-        if r.protocol_name is not None:
-            s["protocol_name"] = r.protocol_name
-    elif isinstance(r, m.HeartbeatRequest):
-        s.update(op="heartbeat", member=names.ref(r.member_id), generation=r.generation_id)
-        if r.group_instance_id is not None:
-            s["instance_id"] = r.group_instance_id
-    elif isinstance(r, m.LeaveGroupRequest):
-        members = []
-        for x in r.members:
-            item: dict[str, Any] = {"member_id": names.ref(x.member_id)}
-            if x.group_instance_id is not None:
-                item["instance_id"] = x.group_instance_id
-            members.append(item)
-        s.update(op="leave", members=members)
-    elif isinstance(r, m.OffsetCommitRequest):
-        s.update(op="commit", member=names.ref(r.member_id), generation=r.generation_id,
-                 offsets={str(tp): off for tp, off in r.offsets})
-        if r.group_instance_id is not None:
-            s["instance_id"] = r.group_instance_id
-    elif isinstance(r, m.OffsetFetchRequest):
-        s.update(op="fetch_offsets",
-                 partitions=None if r.partitions is None else [str(tp) for tp in r.partitions])
-    elif isinstance(r, m.DescribeGroupsRequest):
-        s.update(op="describe")
-    elif isinstance(r, m.DeleteGroupsRequest):
-        s.update(op="delete_groups", groups=["g"])
-    return s
-
-
 _EXPECT_KEYS = {"join": ("error", "generation", "member_id", "leader", "protocol_type",
                          "protocol_name", "skip_assignment"),
                 "sync": ("error", "assignment", "protocol_type", "protocol_name"),
@@ -156,7 +110,7 @@ _EXPECT_KEYS = {"join": ("error", "generation", "member_id", "leader", "protocol
                 "fetch_offsets": ("error",)}
 
 
-def _expected_step(op: str, expected: dict[str, Any], names: _Names) -> dict[str, Any]:
+def _expected(op: str, expected: dict[str, Any], names: _Names) -> dict[str, Any]:
     """The model's answer (rendered by the judge) as scenario `expect` keys."""
     out: dict[str, Any] = {}
     for k in _EXPECT_KEYS.get(op, ("error",)):
@@ -172,25 +126,23 @@ def _expected_step(op: str, expected: dict[str, Any], names: _Names) -> dict[str
         out["member_errors"] = expected["member_errors"]
     if op in ("commit", "delete_groups") and "errors" in expected:
         errs = expected["errors"]
-        out["errors"] = {"g": errs[0]} if op == "delete_groups" and isinstance(errs, list) else errs
+        out["errors"] = {GROUP: errs[0]} if op == "delete_groups" and isinstance(errs, list) else errs
     return out
 
 
 def scenario_document(result: SequenceResult, finding: Finding, config: CoordinatorConfig,
                       name: str, target: str) -> dict[str, Any]:
     names = _Names()
-    steps: list[dict[str, Any]] = []
+    script = Script()
     ops: dict[int, str] = {}
     for ev in _until(result.events, finding):
         if ev.kind == "wait":
             if ev.ms > 0:
-                steps.append({"op": "advance", "ms": ev.ms})
+                script.add(AdvanceStep, ev.ms)
         elif ev.kind == "send" and ev.request is not None:
-            step = _request_step(ev.number, ev.request, names)
-            ops[ev.number] = step["op"]
-            steps.append(step)
+            step = script.request(ev.request, names.ref, id=f"r{ev.number}", group=GROUP, await_later=True)
+            ops[ev.number] = step_op(step)
         elif ev.kind == "recv" and ev.number in ops:
-            check: dict[str, Any] = {"op": "check_response", "id": f"r{ev.number}"}
             if ev.number == finding.number:
                 break
             # Earlier answers are only waited for where they bind a member id: their exact
@@ -199,33 +151,23 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
             if isinstance(ev.response, m.JoinGroupResponse):
                 bound = names.bind(ev.response.member_id)
                 if bound is not None:
-                    check["bind"] = {"member_id": bound}
-                    steps.append(check)
+                    script.add(CheckResponseStep, f"r{ev.number}", ops[ev.number], (), bound)
     # the diverging request: what the model allows
     rid = f"r{finding.number}"
     op = ops.get(finding.number, "")
     exp = finding.expected[0] if finding.expected else {}
     if "response" in exp:  # the model has no answer for it (parked or superseded)
-        steps.append({"op": "check_pending", "id": rid})
+        script.add(CheckPendingStep, rid)
     else:
         if finding.actual == NO_RESPONSE:
-            steps.append({"op": "advance", "ms": 1})
-        steps.append({"op": "check_response", "id": rid, "expect": _expected_step(op, exp, names)})
-    return {
-        "format": "kafka-classic-group-conformance/1",
-        "defaults": {"group": "g", "config": {
-            "group_min_session_timeout_ms": config.group_min_session_timeout_ms,
-            "group_max_session_timeout_ms": config.group_max_session_timeout_ms,
-            "group_max_size": config.group_max_size,
-            "group_initial_rebalance_delay_ms": config.group_initial_rebalance_delay_ms,
-            "new_member_join_timeout_ms": config.new_member_join_timeout_ms}},
-        "conventions": {"generated_by": f"groupspec fuzz against {target}",
-                        "class": finding.class_key()},
-        "scenarios": [{"name": name, "source": f"groupspec fuzz ({target})",
-                       "tags": ["fuzz", "timing-real"], "steps": steps,
-                       "notes": f"{finding.api} v{finding.api_version}: model allows "
-                                f"{finding.expected}; target answered {finding.actual}"}],
-    }
+            script.add(AdvanceStep, 1)
+        script.add(CheckResponseStep, rid, op, expects(_expected(op, exp, names)), None)
+    notes = f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered {finding.actual}"
+    scenario = script.scenario(name, source=f"groupspec fuzz ({target})", config=config,
+                               tags=("fuzz", "timing-real"), notes=notes)
+    file = ScenarioFile("", (scenario,), Defaults(GROUP, config))
+    return document(file, conventions={"generated_by": f"groupspec fuzz against {target}",
+                                       "class": finding.class_key()})
 
 
 def _until(events: list[Event], finding: Finding) -> list[Event]:

@@ -171,3 +171,11 @@ def test_unreadable_file(tmp_path: Any) -> None:
     with pytest.raises(ScenarioFormatError) as info:
         load(str(tmp_path / "nope.json"))
     assert "nope.json: cannot read" in str(info.value)
+
+
+@pytest.mark.parametrize("op,key", [("describe", "state"), ("check_group", "state")])
+def test_a_list_where_a_state_name_belongs_is_a_format_error(op: str, key: str) -> None:
+    # (was a TypeError: a list is no member of a set of names)
+    message = error_of(doc([{"op": op, "expect": {key: ["Stable"]}}]))
+    assert f"field 'expect.{key}'" in message and 'got ["Stable"]' in message
+    parse_text(doc([{"op": op, "expect": {key: "Stable"}}]), "f.json")  # the name itself is fine

@@ -18,19 +18,15 @@ from model.vocabulary import Error
 from model.coordinator_api import Coordinator, CoordinatorConfig
 from reference import BUGS, ReferenceCoordinator
 
+from conformance.actions import Heartbeat, Join, Leave, Sync, Wait
 from conformance.lockstep import (
     KNOWN_DIFFERENCES,
     PROLOGUES,
-    Advance,
     Divergence,
-    Heartbeat,
     IdMap,
     KnownDifference,
-    Join,
-    Leave,
     Lockstep,
     RunConfig,
-    Sync,
     finding_text,
     lockstep_machine,
     run_actions,
@@ -121,7 +117,7 @@ def _assert_replays(d: Divergence, bugs: frozenset[str]) -> None:
 SHORT_RUN = (
     Join(group=0, who=0, inst=1, proto=0, session=1, rebalance=0, known_id=1),
     Join(group=0, who=5, inst=0, proto=0, session=1, rebalance=0, known_id=1),
-    Advance(ms=0),  # 1001 ms
+    Wait(ms=0),  # 1001 ms
 )
 
 
@@ -195,7 +191,7 @@ def test_known_difference_mechanism_tolerates_exactly_its_case() -> None:
     # The seeded bug heartbeat-empty-accepted stands in for a known difference: a Heartbeat to an
     # Empty group is answered NONE by the reference, UNKNOWN_MEMBER_ID by the model.
     bugs = frozenset({"heartbeat-empty-accepted"})
-    run = (Join(who=0, known_id=1), Heartbeat(who=0, gen=0))
+    run = (Join(who=0, session=1, known_id=1), Heartbeat(who=0, gen=0))
     known = {"heartbeat-empty": KnownDifference("stand-in for a documented difference", normalize=_accept_heartbeat)}
     ls = Lockstep(RunConfig(), bugs=bugs, known=known)
     for a in run:
@@ -217,9 +213,10 @@ def test_known_difference_mechanism_tolerates_exactly_its_case() -> None:
 # wrong both times; now fixed). They must run strictly clean. Their scenario files are in
 # tests/scenarios/lockstep-regressions.json, which every target runs.
 REGRESSION_RUNS: dict[str, tuple[Any, ...]] = {
-    "pending-static-join-member-id": (Join(who=0, known_id=1), Join(who=5, inst=2, known_id=1)),
+    "pending-static-join-member-id": (Join(who=0, session=1, known_id=1),
+                                      Join(who=5, inst=2, session=1, known_id=1)),
     "session-not-rearmed-on-sync-error": PROLOGUES[3] + (
-        Advance(ms=0), Sync(who=1, assign=1), Leave(who=0), Advance(ms=3)),
+        Wait(ms=0), Sync(who=1, assign=1), Leave(who=0), Wait(ms=3)),
 }
 
 
