@@ -2,7 +2,7 @@
 
 Layout (lower modules never import higher ones):
 
-- `actions`  what a fuzzed client does (small integer choices) and how it resolves into requests
+- `actions`  what a fuzzed client does: its dialect of conformance.actions, what it knows, its timing
 - `client`   asyncio Kafka connections: ApiVersions, FindCoordinator, pipelined requests
 - `judge`    the set of model states consistent with what a target did to one group
 - `engine`   sequences drawn from the model (coverage-guided) and played against a target
