@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Final, Iterator, Optional, Protocol, Sequence, Union
 
 from model.messages import (DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest,
@@ -156,6 +156,8 @@ class Inst(enum.Enum):
 
 
 class Gen(enum.Enum):
+    """Which generation a request names."""
+
     SAME = "same"  # the generation the client knows
     OLDER = "older"
     NEWER = "newer"
@@ -172,6 +174,8 @@ class Assign(enum.Enum):
 
 
 class SyncProtocol(enum.Enum):
+    """The protocol type and name a SyncGroup names (v5+)."""
+
     NONE = "none"
     GROUP = "group"  # the group's protocol type and name, as the client knows them
     BOGUS = "bogus"  # a protocol name the group does not use
@@ -209,6 +213,30 @@ class Dialect:
     versions: bool  # speaks wire versions (`ver`), else JoinGroup's behaviour is `known_id`/`skip`
     # what one member does in an Everyone: (the action, whether it leads, its instance id at the start)
     everyone: Callable[[Everyone, bool, Optional[str]], Action]
+
+    def __post_init__(self) -> None:
+        """Every choice value the dialect draws, and every default it leaves, has a meaning."""
+        if len(self.weights) != len(self.kinds):
+            raise ValueError(f"{len(self.weights)} weights for {len(self.kinds)} kinds of action")
+        for kind, drawn in self.kinds.items():
+            default = kind()
+            for f in fields(kind):
+                have = self.meanings(kind, f.name)
+                values = drawn.get(f.name, getattr(default, f.name) + 1)  # an undrawn choice keeps its default
+                if have is not None and values > have:
+                    raise ValueError(f"{kind.__name__}.{f.name}: {values} values, {have} with a meaning")
+
+    def meanings(self, kind: type, choice: str) -> Optional[int]:
+        """How many values of `choice` (of actions of `kind`) mean something in this dialect's
+        tables (None: the client's own, such as timeouts and versions)."""
+        tables: dict[str, Sequence[object]] = {
+            "who": self.join_who if kind is Join else self.who, "who2": self.who,
+            "inst": self.join_inst if kind is Join else self.leave_inst if kind is Leave else self.inst,
+            "inst2": self.leave_inst, "gen": self.gen, "assign": self.assign, "count": self.count,
+            "proto": self.protocols if kind in (Join, Everyone) else self.sync_protocol, "what": (0, 1, 2),
+        }
+        table = tables.get(choice)
+        return None if table is None else len(table)
 
     @property
     def types(self) -> tuple[type, ...]:

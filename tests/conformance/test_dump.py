@@ -265,7 +265,7 @@ def round_trips(f: sc.ScenarioFile, write: Callable[[sc.ScenarioFile], str] = du
     return parse_text(write(f), f.path) == f
 
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
