@@ -349,9 +349,10 @@ def sync_answer_is_stored_assignment(table: Table, t: Transition) -> Optional[st
 def only_leader_assigns(table: Table, t: Transition) -> Optional[str]:
     """A member's stored assignment changes only (a) by the SyncGroup of the current generation's
     leader while the group is CompletingRebalance, or (b) when a rebalance clears every
-    assignment (the group is PreparingRebalance afterwards and no member has one), or with a new
-    group object / the group leaving the cache. Members present before and after are compared
-    by id. (GC:600-617: only the leader's assignments are stored, `if (group.isLeader(memberId))`;
+    assignment (the step put the group into PreparingRebalance and no member has one afterwards:
+    the join phase may complete in the same step, e.g. a CompletingRebalance rejoin with changed
+    metadata that every member has now sent), or with a new group object / the group leaving the
+    cache. Members present before and after are compared by id. (GC:600-617: only the leader's assignments are stored, `if (group.isLeader(memberId))`;
     GC:1252 resetAndPropagateAssignmentError clears them.)"""
     if _new_incarnation(table, t) or t.after.state in GONE:
         return None
@@ -364,7 +365,8 @@ def only_leader_assigns(table: Table, t: Transition) -> Optional[str]:
     if (isinstance(r, SyncGroupRequest) and t.before.state == C
             and r.member_id == t.before.leader and r.generation_id == t.before.generation):
         return None
-    if t.after.state == P and all(m.assignment == b"" for m in t.after.members):
+    began_rebalance = t.after.state == P or any(table.row(x).next_state == P for x in t.rows)
+    if began_rebalance and all(m.assignment == b"" for m in t.after.members):
         return None
     who = getattr(r, "member_id", None) if r is not None else None
     return (f"{t.inp.kind}{' of ' + who if who else ''} in {t.before.state.name} changed the "

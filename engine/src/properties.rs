@@ -70,7 +70,9 @@ pub fn only_leader_assigns(rows: &[RowSpec], before: &Group, inp: &Input, t: &Tr
             return false;
         }
     }
-    !(t.after.state == State::PreparingRebalance && t.after.members.iter().all(|m| !m.assignment))
+    let began_rebalance = t.after.state == State::PreparingRebalance
+        || t.rows.iter().any(|r| rows[*r as usize].next_state == Some(State::PreparingRebalance));
+    !(began_rebalance && t.after.members.iter().all(|m| !m.assignment))
 }
 
 /// selected-protocol-supported

@@ -18,7 +18,7 @@ from model.vocabulary import Error
 from model.coordinator_api import Coordinator, CoordinatorConfig
 from reference import BUGS, ReferenceCoordinator
 
-from conformance.actions import Heartbeat, Join, Leave, Sync, Wait
+from conformance.actions import Everyone, Fetch, Heartbeat, Join, Leave, Sync, Wait
 from conformance.lockstep import (
     KNOWN_DIFFERENCES,
     PROLOGUES,
@@ -160,6 +160,23 @@ def test_clean_short_run_agrees() -> None:
     view = ls.reference.group_view("g0")
     assert view is not None and view.state.name == "Stable" and view.generation_id == 1
 
+
+
+def test_a_rejoin_that_clears_assignments_and_completes_the_join_is_no_invariant_finding() -> None:
+    """Kafka keeps the stored assignments when a Stable group rebalances (a member left); the one
+    member left rejoins (generation 2, CompletingRebalance, its old assignment still stored), then
+    rejoins with other protocols: resetAndPropagateAssignmentError clears the assignment
+    (GC:1252) and, every member having rejoined, the join phase completes in the same step
+    (generation 3). only-leader-assigns once flagged that step, as it allowed a clear only when
+    the step ended in PreparingRebalance (found by a lockstep run under another Hypothesis seed)."""
+    actions = PROLOGUES[1] + (
+        Join(who=0, inst=0, proto=0, session=0, rebalance=0, known_id=0, skip=0), Fetch(all=0),
+        Leave(who=0, inst=0, who2=0, inst2=0), Leave(who=0, inst=2, who2=0, inst2=0),
+        Everyone(what=0, proto=0), Everyone(what=0, proto=1))
+    ls = run_actions(actions, RunConfig(initial_delay=1, max_size=0), groups=1)
+    view = ls.model.group_view("g0")
+    assert view is not None and view.state.name == "CompletingRebalance" and view.generation_id == 3
+    assert [m.assignment for m in view.members] == [b""]
 
 # ---------------------------------------------------------------- the id bijection
 
