@@ -37,8 +37,8 @@ def main() -> None:
     def progress(msg: str) -> None:
         print(f"  [{time.perf_counter() - t2:6.1f}s] {msg}", flush=True)
 
-    for r in bmc(CLASSIC_TABLE, URGENT, names, args.depth, args.ids, args.timeout_ms, progress=progress):
-        print(f"  bmc {r.invariant:<40} {r.status:<8} depth {r.depth:<3} {r.seconds:.2f}s {r.message}")
+    for b in bmc(CLASSIC_TABLE, URGENT, names, args.depth, args.ids, args.timeout_ms, progress=progress):
+        print(f"  bmc {b.invariant:<40} {b.status:<8} depth {b.depth:<3} {b.seconds:.2f}s {b.message}")
     print(f"bmc depth {args.depth}, {args.ids} ids: {time.perf_counter() - t2:.2f}s total")
     print(f"all: {time.perf_counter() - t0:.2f}s")
 
