@@ -41,12 +41,13 @@ import threading
 import time
 import uuid
 from types import FrameType, TracebackType
-from typing import Any, Callable, Final, Optional
+from typing import Any, Final, Optional
 
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import NEW_MEMBER_JOIN_TIMEOUT_MS, ApiKey, Error
-from wire import TargetFactory, convert  # wire/__init__ imports this module after TargetFactory
+from wire import convert
+from wire.factories import TargetFactory
 from wire.errors import BrokerStartError, TransportError, WireError
 from wire.primitives import Reader, Writer
 from wire.tansu import free_port
