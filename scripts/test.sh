@@ -5,9 +5,9 @@
 #                                         not marked slow (tests/conftest.py says which are, and why);
 #                                         no Rust checks (the tests use the installed engine; an engine
 #                                         change needs scripts/setup.sh and the full run anyway).
-#                                         Measured 2026-11-26 on the 2-core dev machine, shared with
-#                                         five other sessions running tests: 1 min 38 s in all, pytest
-#                                         93 s for 1263 tests (142 slow ones deselected).
+#                                         Measured 2026-11-26 on the idle 2-core dev machine: 81 s in
+#                                         all, pytest 77 s for 1273 tests (142 slow ones deselected);
+#                                         1 min 38 s while five other sessions ran tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
