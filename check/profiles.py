@@ -1,4 +1,5 @@
-"""Named tables ("profiles"): the coordinator versions `groupspec diff` and `check --refines` compare.
+"""Tables by name: profiles (the coordinator versions `groupspec diff` and `check --refines`
+compare) and `package.module:NAME` (a user's table, a mutant), resolved by one function, `table_of`.
 
 A profile is registered with one line, `register(NAME, "package.module:ATTRIBUTE", WHAT)`; its
 module is imported only when the profile is used, so a profile module may itself build on
@@ -11,7 +12,10 @@ import importlib
 from dataclasses import dataclass
 from typing import Final
 
-from model.dsl import Table
+from model.dsl import Guard, Table
+from model.errors import BadInput
+
+Urgent = tuple[tuple[str, Guard], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +39,33 @@ class UnknownProfile(LookupError):
     pass
 
 
-def profile_table(name: str) -> Table:
+def table_of(spec: str, what: str = "--table") -> tuple[Table, Urgent]:
+    """`package.module:NAME` -> the Table NAME of that module (or, for a module with a MUTANTS
+    registry such as check.mutants, the mutant of that name), and the module's URGENT if it has
+    one (else model.table's). A spec that names no table is BadInput, its message led by `what`."""
+    from model.table import URGENT
+    mod_name, sep, attr = spec.partition(":")
+    if not sep or not mod_name or not attr:
+        raise BadInput(f"{what} expects package.module:NAME, got {spec!r}")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as e:
+        raise BadInput(f"{what}: cannot import {mod_name!r}: {e}") from e
+    obj = getattr(mod, attr, None)
+    if obj is None and "." not in attr and hasattr(mod, "MUTANTS"):
+        entry = getattr(mod, "MUTANTS").get(attr)
+        obj = entry[0] if entry else None
+    if not isinstance(obj, Table):
+        raise BadInput(f"{what}: {spec!r} is not a transition table")
+    return obj, getattr(mod, "URGENT", URGENT)
+
+
+def profile_table(name: str, what: str = "profile") -> Table:
     """The table of a registered profile (imports its module on first use)."""
     p = PROFILES.get(name)
     if p is None:
         raise UnknownProfile(f"unknown profile {name!r}; known: {', '.join(sorted(PROFILES))}")
-    mod_name, _, attr = p.spec.partition(":")
-    table = getattr(importlib.import_module(mod_name), attr)
-    if not isinstance(table, Table):
-        raise TypeError(f"profile {name!r}: {p.spec} is not a transition table")
-    return table
+    return table_of(p.spec, f"{what} {name!r} ({p.spec})")[0]
 
 
 register("kafka-3.9", "model.table:CLASSIC_TABLE",

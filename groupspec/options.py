@@ -10,53 +10,32 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import os
 from typing import Any, Final, Iterable, Optional
 
 from check.abstract import FAULTS, Bounds
+from check.profiles import PROFILES, Urgent, profile_table, table_of
 from model.atomic import check_writable
 from model.coordinator_api import CoordinatorConfig
-from model.dsl import Guard, Table
+from model.dsl import Table
 from model.errors import BadInput
 from server.config import INT_MAX, KAFKA_PROPERTIES, kafka_properties
 
-Urgent = tuple[tuple[str, Guard], ...]
 
 
 # --- tables ---------------------------------------------------------------------------------------
 
 
 def load_table(spec: str, flag: str = "--table") -> tuple[Table, Urgent]:
-    """`package.module:NAME` -> the Table NAME of that module (or, for a module with a MUTANTS
-    registry such as check.mutants, the mutant of that name), and the module's URGENT if it has
-    one (else model.table's)."""
-    from model.table import URGENT
-    mod_name, sep, attr = spec.partition(":")
-    if not sep or not mod_name or not attr:
-        raise BadInput(f"{flag} expects package.module:NAME, got {spec!r}")
-    try:
-        mod = importlib.import_module(mod_name)
-    except ImportError as e:
-        raise BadInput(f"{flag}: cannot import {mod_name!r}: {e}") from e
-    obj = getattr(mod, attr, None)
-    if obj is None and "." not in attr and hasattr(mod, "MUTANTS"):
-        entry = getattr(mod, "MUTANTS").get(attr)
-        obj = entry[0] if entry else None
-    if not isinstance(obj, Table):
-        raise BadInput(f"{flag}: {spec!r} is not a transition table")
-    return obj, getattr(mod, "URGENT", URGENT)
+    """`package.module:NAME` -> the table and its URGENT events (check.profiles.table_of)."""
+    return table_of(spec, flag)
 
 
 def load_table_or_profile(spec: str, flag: str) -> tuple[Table, Urgent]:
     """A profile name (kafka-3.9, kafka-4) or package.module:NAME (a mutant's name too)."""
-    from check.profiles import PROFILES, UnknownProfile, profile_table
     from model.table import URGENT
     if spec in PROFILES:
-        try:
-            return profile_table(spec), URGENT
-        except (ImportError, TypeError, UnknownProfile) as e:
-            raise BadInput(f"{flag}: profile {spec!r} cannot be loaded: {e}") from e
+        return profile_table(spec, f"{flag}: profile"), URGENT
     if ":" not in spec:
         raise BadInput(f"{flag}: {spec!r} is neither a profile ({', '.join(sorted(PROFILES))}) "
                        f"nor package.module:NAME")

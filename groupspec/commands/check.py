@@ -26,8 +26,9 @@ from conformance.diff import DiffReport
 
 from groupspec import junit
 from groupspec.commands.diff import refinement_case, refines
+from check.profiles import Urgent
 from groupspec.options import (
-    Urgent, add_bound_options, add_quiet, at_least, bounds_of, load_table, load_table_or_profile,
+    add_bound_options, add_quiet, at_least, bounds_of, load_table, load_table_or_profile,
     output_file,
 )
 
