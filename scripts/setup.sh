@@ -2,6 +2,19 @@
 # Creates .venv and installs groupspec with every extra (tests, the Tansu broker, Spark).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Debian packages: graphviz (the site's state diagram), chromium and its driver (the browser test).
+# Installed when missing and we are root (CI); otherwise the tests that need them say so and skip.
+missing=""
+command -v dot >/dev/null || missing="$missing graphviz"
+command -v chromium >/dev/null || missing="$missing chromium"
+command -v chromedriver >/dev/null || missing="$missing chromium-driver"
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get install -y -q $missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $missing >/dev/null; }
+  else
+    echo "setup: not installing$missing (needs root and apt-get); the tests that need them will skip" >&2
+  fi
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[all]"
