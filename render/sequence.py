@@ -67,7 +67,7 @@ def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, 
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{_e(head)} · groupspec</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-            f"{home}{heading}{''.join(body)}\n{LEGEND}\n</body>\n</html>\n")
+            f"{home}{heading}{''.join(body)}\n{legend(link is not None)}\n</body>\n</html>\n")
 
 
 def write_page(trace: Union[Trace, Sequence[Trace]], path: str, site_root: Optional[str] = None, *,
@@ -120,6 +120,8 @@ def svg(t: Trace, link: Optional[RowLink]) -> str:
     previous = t.initial
     for s in t.steps:
         notes = _notes(s, previous)
+        if t.violation is not None and (t.violation.step or len(t.steps)) == s.index:
+            notes.insert(0, ("badmark", f"✗ {t.violation.name}: breaks at this step", None))
         arrows = 1 + len(s.answers)
         height = max(arrows * ARROW + 12, len(notes) * LINE + 14)
         bands.append(_Band(s, y, height, notes))
@@ -191,9 +193,6 @@ def _band(t: Trace, b: _Band, x: dict[str, int], notes_x: int, link: Optional[Ro
             content = f'<a href="{_e(link(row))}"><title>row {_e(row)} on the site</title>{content}</a>'
         out.append(f'<text class="{cls}" x="{notes_x}" y="{ny}">{content}</text>')
         ny += LINE
-    if t.violation is not None and (t.violation.step or len(t.steps)) == s.index:
-        out.append(f'<text class="badmark" x="{notes_x - 8}" y="{b.top + b.height - 6}" text-anchor="end">'
-                   f'✗ {_e(t.violation.name)}</text>')
     out.append("</g>")
     return "\n".join(out)
 
@@ -322,20 +321,22 @@ svg .norow { fill: #888; font-style: italic; }
 svg .state { font-weight: 600; fill: #333; } svg .state.changed { fill: #6a1b9a; font-weight: 700; }
 svg .members { fill: #333; } svg .timers { fill: #7a6a3a; font-size: 11px; }
 svg .stepnote { fill: #888; font-size: 11px; }
-svg .badmark { fill: #c0262d; font-weight: 700; font-size: 13px; }
+svg .badmark { fill: #c0262d; font-weight: 700; font-size: 12.5px; }
 .legend { color: #555; font-size: .9rem; margin-top: 1rem; }
 .legend span { display: inline-block; margin-right: 1.2rem; }
 .toc ol { padding-left: 2.2rem; } .toc li { margin: .15rem 0; }
 .none { font-size: 1.1rem; color: #2c7a3f; }
 """
 
-LEGEND: Final = (
-    '<p class="legend"><span style="color:#1f5fae">── request →</span>'
-    '<span style="color:#2c7a3f">- - response (OK) →</span>'
-    '<span style="color:#b3541e">- - response (error) →</span>'
-    '<span style="color:#8a5a00">↻ timer firing in the coordinator</span>'
-    '<span style="color:#c0262d">✕ fault (crash, stall, lost response)</span>'
-    '<span>hover an arrow for every field; a row id links to its page on the site</span></p>')
+def legend(linked: bool) -> str:
+    """What the arrows' colours mean (and, when rows are links, where they lead)."""
+    where = "; a row id links to its page on the site" if linked else ""
+    return ('<p class="legend"><span style="color:#1f5fae">── request →</span>'
+            '<span style="color:#2c7a3f">- - response (OK) →</span>'
+            '<span style="color:#b3541e">- - response (error) →</span>'
+            '<span style="color:#8a5a00">↻ timer firing in the coordinator</span>'
+            '<span style="color:#c0262d">✕ fault (crash, stall, lost response)</span>'
+            f'<span>hover an arrow for every field{where}</span></p>')
 
 
 __all__ = ["page", "row_url", "section", "svg", "write_page"]
