@@ -38,8 +38,11 @@ COLORS: Final = {"request": "#1f5fae", "response": "#2c7a3f", "error": "#b3541e"
 
 
 def row_url(row_id: str, site_root: str) -> str:
-    """The site page of a table row: SITE_ROOT/rows/<row id, URL-quoted>.html."""
-    return f"{site_root.rstrip('/')}/rows/{quote(row_id, safe='')}.html"
+    """Where the site (`groupspec render`) shows a table row: its state's page, at the row id
+    (SITE_ROOT/state-<State>.html#<row id>, as render/site_pages.py `row_href` writes it). A row
+    id's slashes stay in the fragment: a %2F in a file:// path does not open in chromium."""
+    state = row_id.split("/", 1)[0]
+    return f"{site_root.rstrip('/')}/state-{quote(state)}.html#{quote(row_id, safe='/')}"
 
 
 def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, *,
@@ -321,7 +324,7 @@ svg .norow { fill: #888; font-style: italic; }
 svg .state { font-weight: 600; fill: #333; } svg .state.changed { fill: #6a1b9a; font-weight: 700; }
 svg .members { fill: #333; } svg .timers { fill: #7a6a3a; font-size: 11px; }
 svg .stepnote { fill: #888; font-size: 11px; }
-svg .badmark { fill: #c0262d; font-weight: 700; font-size: 12.5px; }
+svg .badmark { fill: #c0262d; font-weight: 700; font-size: 13px; }
 .legend { color: #555; font-size: .9rem; margin-top: 1rem; }
 .legend span { display: inline-block; margin-right: 1.2rem; }
 .toc ol { padding-left: 2.2rem; } .toc li { margin: .15rem 0; }

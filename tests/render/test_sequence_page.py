@@ -23,7 +23,7 @@ def test_the_page_draws_every_step_and_links_rows_to_the_site(tmp_path: Path) ->
             assert r in text
         assert s.cause.label.replace('"', "&quot;") in text
     assert row_url("Empty/JoinGroup/member-id-required", "../site/") == \
-        "../site/rows/Empty%2FJoinGroup%2Fmember-id-required.html"
+        "../site/state-Empty.html#Empty/JoinGroup/member-id-required"
     assert "<script" not in text
     out = tmp_path / "t.html"
     write_page(t, str(out))

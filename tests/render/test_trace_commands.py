@@ -90,7 +90,7 @@ def test_scenario_render_html_and_itf(tmp_path: Path) -> None:
     assert code == 0, out
     page = html.read_text()
     n = page.count('class="step"')
-    assert n > 10 and 'href="../site/rows/Empty%2FJoinGroup%2Fmember-id-required.html"' in page
+    assert n > 10 and 'href="../site/state-Empty.html#Empty/JoinGroup/member-id-required"' in page
     assert len(itf_py.trace_from_json(json.loads(itf.read_text())).states) == n + 1
 
 
