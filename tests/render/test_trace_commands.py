@@ -148,3 +148,22 @@ def test_findings_page_of_a_broken_report_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="not a groupspec fuzz report"):
         write_report_html(str(tmp_path))
     assert not (tmp_path / "report.html").exists()
+
+
+def test_check_with_several_counterexamples_writes_one_page_and_numbered_itf(tmp_path: Path) -> None:
+    html, itf = tmp_path / "all.html", tmp_path / "all.itf.json"
+    code, out, _ = run(["check", "--table", "check.mutants:sync-accepted-in-preparing", "--members", "2",
+                        "--max-generation", "1", "--faults", "session,rebalance,stall", "--quiet",
+                        "--no-liveness", "--html", str(html), "--itf", str(itf)])
+    assert code == 1
+    names = re.findall(r"^VIOLATION ([a-z-]+):", out, re.M)
+    steps = printed_steps(out)
+    assert len(names) == 3
+    page = html.read_text()
+    assert page.count("<svg") == 3 and page.count('href="#trace-') == 3
+    for k, (name, n) in enumerate(zip(names, steps), 1):
+        section = page.split(f'id="trace-{k}"', 1)[1].split("</section>", 1)[0]
+        assert f'<strong class="invariant">{name}</strong>' in section
+        path = itf if k == 1 else tmp_path / f"all-{k}.itf.json"
+        back = itf_py.trace_from_json(json.loads(path.read_text()))
+        assert len(back.states) == n + 1 and back.meta["violated"] == name
