@@ -137,6 +137,8 @@ def test_findings_page_from_a_report_directory(tmp_path: Path) -> None:
     head = page.split("<svg")[0]
     assert "serve departs from the model" in head and "at step 2" in head
     assert '{"error": "NONE"}' in head.replace("&quot;", '"') and "JoinGroup|x|y" in head
+    # the member bound by a later check_response is one lifeline, named by its binding
+    assert "new client" not in page and ">M0</text>" in page and "Heartbeat(M0, gen -1)" in page
 
 
 def test_findings_page_of_a_broken_report_is_bad_input(tmp_path: Path) -> None:
