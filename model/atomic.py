@@ -65,6 +65,7 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     except OSError as e:
         raise BadInput(f"cannot write {path}: {e.strerror}") from None
     try:
+        os.fchmod(fd, _default_mode())  # mkstemp's 0600 would make reports and pages owner-only
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, final)
@@ -74,6 +75,14 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     except BaseException:
         _unlink(tmp)
         raise
+
+
+def _default_mode() -> int:
+    """The mode open() gives a new file: 0666 less the process umask (read without changing it
+    for good; os.umask has no read-only form)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 class AtomicDirectory:
