@@ -243,7 +243,7 @@ class DataPlane:
             for p in topic["partitions"]:
                 part = self.log.partition(topic["name"], p["partition_index"])
                 entry = {"partition_index": p["partition_index"], "error_code": NONE, "timestamp": -1,
-                         "offset": -1, "leader_epoch": LEADER_EPOCH}
+                         "offset": -1, "leader_epoch": LEADER_EPOCH if version >= 4 else -1}
                 ts = p["timestamp"]
                 if part is None:
                     entry.update(error_code=UNKNOWN_TOPIC_OR_PARTITION, leader_epoch=-1)

@@ -40,6 +40,10 @@ SLOW: Final[dict[str, str]] = {
         "the whole default plan in Python (23 s)",
     "tests/check/test_explore.py::test_each_mutant_table_is_caught_with_a_counterexample[no-delayed-sync]":
         "this mutant needs the stall bounds (18 s); the other mutants take 0.1-0.2 s and stay fast",
+    # clients/: real client libraries against serve, one 3-member group per client (JVMs, librdkafka)
+    "tests/clients/test_clients_serve.py":
+        "kafka-python, librdkafka and the Java consumer (3.9.2, 4.4.0) each run a 3-member group with a "
+        "leave and a join against serve (9-13 s each, 45 s in all)",
     # diff/: lockstep search for differences between tables, then scenario verification
     "tests/diff/test_diff.py::test_every_mutant_differs_with_a_verified_scenario":
         "15 mutants, 0.5-28 s each (55 s)",

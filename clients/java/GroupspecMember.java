@@ -42,7 +42,6 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.utils.AppInfoParser;
 
 public final class GroupspecMember {
     private static final byte[] VALUE = new byte[100];
@@ -162,6 +161,19 @@ public final class GroupspecMember {
         return out;
     }
 
+    /** kafka-clients' version, from the properties file its jar carries (AppInfoParser moved in 4.0). */
+    private static String clientsVersion() {
+        Properties props = new Properties();
+        try (java.io.InputStream in = KafkaConsumer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in != null) {
+                props.load(in);
+            }
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+        return props.getProperty("version", "unknown");
+    }
+
     private void ensureTopic(String bootstrap) throws InterruptedException {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -178,7 +190,7 @@ public final class GroupspecMember {
 
     private void run() throws InterruptedException {
         String bootstrap = need("--bootstrap");
-        emit("started", "\"client\": " + quote("java kafka-clients " + AppInfoParser.getVersion()));
+        emit("started", "\"client\": " + quote("java kafka-clients " + clientsVersion()));
         ensureTopic(bootstrap);
 
         Properties pp = new Properties();
