@@ -7,7 +7,7 @@ Every line has `ev` (the kind), `t` (wall-clock seconds, float: members run on o
 |---|---|---|
 | `started` | `client` (library and version) | the program runs |
 | `produced` | `key`, `partition`, `offset` | the broker acknowledged a produced record |
-| `assigned` | `generation`, `member_id`, `partitions` | the rebalance listener got an assignment |
+| `assigned` | `generation`, `member_id`, `instance_id`, `partitions` | the rebalance listener got an assignment (`instance_id`: group.instance.id or null) |
 | `revoked` | `generation`, `partitions` | the rebalance listener gave partitions up |
 | `consumed` | `key`, `partition`, `offset`, `generation` | a record was returned by poll |
 | `committed` | `partition`, `offset`, `generation` | a synchronous commit of that offset succeeded |

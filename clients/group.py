@@ -48,7 +48,6 @@ class Workload:
     rate: float = 100.0  # records a second, per member
     session_timeout_ms: int = 10000
     heartbeat_interval_ms: int = 1000
-    static: bool = False
     java_version: str = java.DEFAULT_VERSION
 
     def __post_init__(self) -> None:
@@ -140,25 +139,27 @@ class Group:
             self.events.append(event)
             self._lock.notify_all()
 
-    def argv(self, name: str) -> list[str]:
+    def argv(self, name: str, records: int, instance_id: Optional[str] = None) -> list[str]:
         w = self.w
         args = ["--bootstrap", w.bootstrap, "--topic", w.topic, "--partitions", str(w.partitions),
-                "--group", w.group, "--name", name, "--produce", str(w.records), "--rate", str(w.rate),
+                "--group", w.group, "--name", name, "--produce", str(records), "--rate", str(w.rate),
                 "--session-timeout-ms", str(w.session_timeout_ms),
                 "--heartbeat-interval-ms", str(w.heartbeat_interval_ms)]
-        if w.static:
-            args.append("--static")
+        if instance_id is not None:
+            args += ["--instance-id", instance_id]
         if w.client == "java":
             return [*java.command(w.java_version), *args]
         return [sys.executable, "-m", "clients.member", "--client", w.client, *args]
 
-    def start(self, name: str) -> Member:
+    def start(self, name: str, records: Optional[int] = None, instance_id: Optional[str] = None) -> Member:
+        """A new member process named `name` producing `records` (default: the workload's)."""
         env = dict(os.environ)
         root = str(java.ROOT)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        member = Member(name, self.argv(name), env, self._record)
+        argv = self.argv(name, self.w.records if records is None else records, instance_id)
+        member = Member(name, argv, env, self._record)
         self.members[name] = member
-        self.note(f"started {name}")
+        self.note(f"started {name}" + (f" (static, {instance_id})" if instance_id else ""))
         return member
 
     def stop(self, name: str, timeout_s: float = STOP_TIMEOUT_S) -> Optional[int]:
@@ -177,7 +178,15 @@ class Group:
     def kill(self, name: str) -> None:
         self.members[name].signal(signal.SIGKILL)
         self.members[name].wait(10)
-        self.note(f"killed {name}")
+        self.note(f"killed {name} (SIGKILL)")
+
+    def pause(self, name: str) -> None:
+        self.members[name].signal(signal.SIGSTOP)
+        self.note(f"paused {name} (SIGSTOP)")
+
+    def resume(self, name: str) -> None:
+        self.members[name].signal(signal.SIGCONT)
+        self.note(f"resumed {name} (SIGCONT)")
 
     def live(self) -> list[Member]:
         return [m for m in self.members.values() if m.alive]
@@ -193,6 +202,8 @@ class Group:
             return True
 
     def close(self) -> dict[str, Optional[int]]:
+        for m in self.members.values():
+            m.signal(signal.SIGCONT)  # a paused member must run to stop
         return {name: self.stop(name) if m.alive else m.proc.returncode for name, m in self.members.items()}
 
     # what the events say
@@ -261,6 +272,11 @@ def rebalance_run(w: Workload, timeout_s: float = 90.0, leave_and_join: bool = T
         group.note("every record consumed, the group settled" if completed else "timed out")
     finally:
         codes = group.close()
+    return summarize(group, w, completed, codes)
+
+
+def summarize(group: Group, w: Workload, completed: bool, codes: dict[str, Optional[int]]) -> RunResult:
+    """The run's events checked against the promise, with its timing and what the members left behind."""
     events = tuple(sorted(group.events, key=lambda e: e.t))
     verdict = check(events)
     produced_t = [e.t for e in events if e.ev == "produced"]

@@ -2,7 +2,7 @@
 
     python -m clients.member --client kafka-python|librdkafka --bootstrap 127.0.0.1:9092 \\
         --topic T --partitions 3 --group G --name m1 [--produce N] [--rate R] \\
-        [--session-timeout-ms MS] [--heartbeat-interval-ms MS] [--static]
+        [--session-timeout-ms MS] [--heartbeat-interval-ms MS] [--instance-id ID]
 
 It makes sure the topic exists (its client's admin API: CreateTopics; TOPIC_ALREADY_EXISTS is fine),
 then runs one loop until SIGTERM: produce the records that are due (`--produce` records in all,
@@ -10,7 +10,8 @@ keys `NAME:i`, at `--rate` a second, acks=all), poll, print each record consumed
 synchronously what was consumed. The rebalance listener commits what it consumed of the partitions it
 gives up before printing `revoked`, and prints `assigned` with the generation the client joined in.
 On SIGTERM it closes the consumer (LeaveGroup) and the producer, prints `closed` and exits 0.
-Events: clients/events.py. `--static` sets group.instance.id to the name (a static member).
+Events: clients/events.py. `--instance-id` sets group.instance.id (a static member; a restarted
+static member gets a new name, so its record keys stay unique, and the same instance id).
 
 kafka-python's generation: `KafkaConsumer.group_metadata().generation_id` (public since 3.0).
 librdkafka's: confluent-kafka exposes no accessor, so it is read from the serialized consumer group
@@ -47,7 +48,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--rate", type=float, default=200.0, help="records produced a second")
     p.add_argument("--session-timeout-ms", type=int, default=10000, help="session.timeout.ms")
     p.add_argument("--heartbeat-interval-ms", type=int, default=1000, help="heartbeat.interval.ms")
-    p.add_argument("--static", action="store_true", help="group.instance.id = the name (a static member)")
+    p.add_argument("--instance-id", default=None, help="group.instance.id: a static member")
     return p.parse_args(argv)
 
 
@@ -118,7 +119,7 @@ def run_kafka_python(m: Member) -> None:
                              enable_auto_commit=False, auto_offset_reset="earliest",
                              session_timeout_ms=a.session_timeout_ms,
                              heartbeat_interval_ms=a.heartbeat_interval_ms,
-                             group_instance_id=a.name if a.static else None)
+                             group_instance_id=a.instance_id)
 
     def commit(offsets: dict[int, int]) -> None:
         consumer.commit({TopicPartition(a.topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()})
@@ -132,7 +133,7 @@ def run_kafka_python(m: Member) -> None:
         def on_partitions_assigned(self, assigned: Any) -> None:
             meta = consumer.group_metadata()
             m.generation = meta.generation_id
-            m.emit("assigned", generation=meta.generation_id, member_id=meta.member_id,
+            m.emit("assigned", generation=meta.generation_id, member_id=meta.member_id, instance_id=a.instance_id,
                    partitions=sorted(tp.partition for tp in assigned))
 
     def delivered(key: str) -> Callable[[Any], None]:
@@ -182,8 +183,8 @@ def run_librdkafka(m: Member) -> None:
     settings = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "client.id": a.name,
                 "enable.auto.commit": False, "auto.offset.reset": "earliest",
                 "session.timeout.ms": a.session_timeout_ms, "heartbeat.interval.ms": a.heartbeat_interval_ms}
-    if a.static:
-        settings["group.instance.id"] = a.name
+    if a.instance_id is not None:
+        settings["group.instance.id"] = a.instance_id
     consumer = ck.Consumer(settings)
 
     def commit(offsets: dict[int, int]) -> None:
@@ -195,7 +196,7 @@ def run_librdkafka(m: Member) -> None:
 
     def on_assign(c: Any, parts: list[Any]) -> None:
         m.generation = _rdkafka_generation(c.consumer_group_metadata())
-        m.emit("assigned", generation=m.generation, member_id=c.memberid() or "",
+        m.emit("assigned", generation=m.generation, member_id=c.memberid() or "", instance_id=a.instance_id,
                partitions=sorted(tp.partition for tp in parts))
 
     def on_revoke(c: Any, parts: list[Any]) -> None:

@@ -5,7 +5,8 @@ Three checks, each a list of violations (counted and listed in reports):
 - `unconsumed`: a record the broker acknowledged to a producer (a `produced` event) that no member
   of the group ever consumed (no `consumed` event with its key). At-least-once delivery.
 - `double-ownership`: two members were assigned the same partition in the same generation
-  (`assigned` events). The coordinator hands out one assignment per generation, chosen by one
+  (`assigned` events). A static member is one member across its restarts (its `instance_id`):
+  a static member that comes back takes its assignment over in the same generation (KIP-345). The coordinator hands out one assignment per generation, chosen by one
   leader, so this means a broken generation (one that was not bumped, or two leaders in one).
 - `commit-backwards`: a successful commit of a partition (`committed` events, in time order across
   members) to an offset below one committed before. Commits of a fenced generation must be
@@ -61,7 +62,9 @@ def check(events: Iterable[Event]) -> Verdict:
     for e in ordered:
         if e.ev == "assigned":
             for p in e["partitions"]:
-                owners[(int(e["generation"]), int(p))].add(f"{e.name} ({e['member_id']})")
+                instance = e.fields.get("instance_id")
+                who = f"static member {instance}" if instance else f"{e.name} ({e['member_id']})"
+                owners[(int(e["generation"]), int(p))].add(who)
     for (generation, partition), members in sorted(owners.items()):
         if len(members) > 1:
             violations.append(Violation("double-ownership", f"partition {partition} in generation {generation} "

@@ -3,7 +3,7 @@
 //
 //   java -cp BUILD:JARS GroupspecMember --bootstrap 127.0.0.1:9092 --topic T --partitions 3 \
 //        --group G --name m1 [--produce N] [--rate R] [--session-timeout-ms MS] \
-//        [--heartbeat-interval-ms MS] [--static]
+//        [--heartbeat-interval-ms MS] [--instance-id ID]
 //
 // It makes sure the topic exists (Admin.createTopics; TopicExistsException is fine), then loops
 // until SIGTERM: produce what is due (keys NAME:i, acks=all, idempotent as the producer's default),
@@ -208,8 +208,8 @@ public final class GroupspecMember {
         cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         cp.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opt("--session-timeout-ms", "10000"));
         cp.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, opt("--heartbeat-interval-ms", "1000"));
-        if (args.containsKey("--static")) {
-            cp.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, name);
+        if (args.containsKey("--instance-id")) {
+            cp.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, args.get("--instance-id"));
         }
         consumer = new KafkaConsumer<>(cp, new ByteArrayDeserializer(), new ByteArrayDeserializer());
 
@@ -235,8 +235,11 @@ public final class GroupspecMember {
             @Override
             public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
                 generation = consumer.groupMetadata().generationId();
+                String instance = args.get("--instance-id");
                 emit("assigned", "\"generation\": " + generation + ", \"member_id\": "
-                    + quote(consumer.groupMetadata().memberId()) + ", \"partitions\": " + ints(partitionsOf(assigned)));
+                    + quote(consumer.groupMetadata().memberId()) + ", \"instance_id\": "
+                    + (instance == null ? "null" : quote(instance)) + ", \"partitions\": "
+                    + ints(partitionsOf(assigned)));
             }
         });
 
@@ -272,9 +275,7 @@ public final class GroupspecMember {
     public static void main(String[] argv) throws Exception {
         Map<String, String> args = new HashMap<>();
         for (int i = 0; i < argv.length; i++) {
-            if (argv[i].equals("--static")) {
-                args.put("--static", "");
-            } else if (argv[i].startsWith("--") && i + 1 < argv.length) {
+            if (argv[i].startsWith("--") && i + 1 < argv.length) {
                 args.put(argv[i], argv[++i]);
             } else {
                 System.err.println("GroupspecMember: unexpected argument " + argv[i]);

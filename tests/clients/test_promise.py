@@ -60,3 +60,13 @@ def test_event_lines_parse_and_bad_lines_are_named() -> None:
                      ('{"ev": "closed", "t": "x", "name": "m"}', "must be a number")]:
         with pytest.raises(BadEvent, match=why):
             parse_line(bad, "m1 stdout line 9")
+
+
+def test_a_static_member_coming_back_in_the_same_generation_is_one_owner() -> None:
+    """KIP-345: a static member restarted (a new process, a new member id, the same instance id) takes
+    its assignment over in the same generation. Two dynamic members doing that is a violation."""
+    first = ev("assigned", 2.0, "s1-1", generation=3, member_id="x-1", instance_id="s1", partitions=[0])
+    again = ev("assigned", 5.0, "s1-2", generation=3, member_id="x-2", instance_id="s1", partitions=[0])
+    assert check([first, again]).violations == ()
+    other = ev("assigned", 5.0, "s2-1", generation=3, member_id="x-3", instance_id="s2", partitions=[0])
+    assert [x.kind for x in check([first, other]).violations] == ["double-ownership"]
