@@ -168,7 +168,7 @@ def churn_run(w: Workload, plan: ChurnPlan, static: bool = False, drain_s: Optio
         group = c.group
 
         def drained() -> bool:
-            return len(group.live()) == w.consumers and group.settled_above(0) is not None and group.all_consumed()
+            return len(group.live()) == w.consumers and group.settled_above(-1) is not None and group.all_consumed()
 
         completed = group.wait_until(drained, drain)
         group.note("drained: every record consumed, the group settled" if completed else "drain timed out")
