@@ -24,7 +24,7 @@ from model.atomic import AtomicDirectory, open_staged, remove_leftovers, write_t
 from model.errors import BadInput
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("model", "check", "proofs", "reference", "wire", "traces", "conformance", "fuzz", "server",
+PRODUCT = ("model", "check", "proofs", "reference", "wire", "traces", "conformance", "fuzz", "server", "clients",
            "groupspec")
 THE_WRITER = "model/atomic.py"
 
