@@ -11,8 +11,10 @@ For each client (kafka-python, librdkafka, java 3.9.2, java 4.4.0), on a fresh `
   produce/s = acknowledged records / (last ack - first ack); consume/s = distinct records consumed /
   (last first consumption - first consumption): the group draining its backlog and keeping up;
   latency (a second run, `--steady-rate` a second per member for `--steady-seconds`, so that
-  production goes on after the group has formed) = first consumption - acknowledgement, for records
-  acknowledged after every member had its first assignment (median and p99). Every member prints one JSON line per record produced and
+  production goes on after the group has formed) = first consumption - the record's timestamp (the
+  producer's send time, CreateTime), for records sent after every member had its first assignment
+  (median and p99). (Acknowledgement times are no base: librdkafka prints its delivery reports only
+  when the loop polls the producer.) Every member prints one JSON line per record produced and
   consumed (clients/events.py), so the figures include that cost; they are the group's rates through
   serve on this machine, not the libraries' peaks.
 - rebalance: the CI scenario (clients/group.py `rebalance_run`): 3 members, the first leaves
@@ -83,10 +85,13 @@ def main() -> int:
         v = r.verdict
         acks, firsts = times(r)
         steady = run(client, version, int(a.steady_rate * a.steady_seconds), a.steady_rate, churn=False)
-        s_acks, s_firsts = times(steady)
         started = max(min(e.t for e in steady.events if e.ev == "assigned" and e.name == n)
                       for n in {e.name for e in steady.events if e.ev == "assigned"})
-        lat = sorted((s_firsts[k] - t) * 1000 for k, t in s_acks.items() if t >= started and k in s_firsts)
+        sent: dict[str, tuple[float, float]] = {}  # key -> (send time, first consumption)
+        for e in steady.events:
+            if e.ev == "consumed" and e["key"] not in sent:
+                sent[e["key"]] = (e["ts"] / 1000, e.t)
+        lat = sorted((seen - at) * 1000 for at, seen in sent.values() if at >= started)
         pct = (f"{lat[len(lat) // 2]:.0f} / {lat[min(len(lat) - 1, len(lat) * 99 // 100)]:.0f} "
                f"({len(lat)} records)" if lat else "-")
         print(f"| {label(client, version)} | 3 | {v.consumed} of {v.produced} | "
@@ -100,7 +105,8 @@ def main() -> int:
             continue
         r = run(client, version, 150, 100.0, churn=True)
         v = r.verdict
-        failures = sum(1 for e in r.events if e.ev == "commit_failed")
+        failed = [e["error"] for e in r.events if e.ev == "commit_failed"]
+        failures = f"{len(failed)}" + (f" ({failed[0][:80]})" if failed else "")
         closed = sum(1 for e in r.events if e.ev == "closed")
         print(f"| {label(client, version)} | {len(v.generations)} ({', '.join(map(str, v.generations))}) | "
               f"{v.commits} | {failures} | {v.duplicates} | {len(v.violations)} | {closed} of {len(r.exit_codes)} | "

@@ -9,7 +9,7 @@ Every line has `ev` (the kind), `t` (wall-clock seconds, float: members run on o
 | `produced` | `key`, `partition`, `offset` | the broker acknowledged a produced record |
 | `assigned` | `generation`, `member_id`, `instance_id`, `partitions` | the rebalance listener got an assignment (`instance_id`: group.instance.id or null) |
 | `revoked` | `generation`, `partitions` | the rebalance listener gave partitions up |
-| `consumed` | `key`, `partition`, `offset`, `generation` | a record was returned by poll |
+| `consumed` | `key`, `partition`, `offset`, `generation`, `ts` | a record was returned by poll (`ts`: its timestamp, ms: the producer's send time) |
 | `committed` | `partition`, `offset`, `generation` | a synchronous commit of that offset succeeded |
 | `commit_failed` | `error` | a commit failed (a rebalance, a fenced generation, ...) |
 | `error` | `error` | anything else the client reported as an error |

@@ -74,9 +74,9 @@ class Member:
         self.produced += 1
         return key
 
-    def consumed(self, key: Optional[bytes], partition: int, offset: int) -> None:
+    def consumed(self, key: Optional[bytes], partition: int, offset: int, ts: int) -> None:
         self.emit("consumed", key=key.decode() if key is not None else None, partition=partition, offset=offset,
-                  generation=self.generation)
+                  generation=self.generation, ts=ts)
         self.pending[partition] = offset + 1
 
     def commit(self, partitions: Optional[set[int]], do_commit: Callable[[dict[int, int]], None]) -> None:
@@ -147,7 +147,7 @@ def run_kafka_python(m: Member) -> None:
                 lambda exc: m.emit("error", error=f"produce: {exc}"))
         for tp, batch in consumer.poll(timeout_ms=int(POLL_S * 1000)).items():
             for record in batch:
-                m.consumed(record.key, tp.partition, record.offset)
+                m.consumed(record.key, tp.partition, record.offset, record.timestamp)
         m.commit(None, commit)
     consumer.close()  # LeaveGroup (dynamic members)
     producer.flush(10)
@@ -215,7 +215,8 @@ def run_librdkafka(m: Member) -> None:
         for _ in range(m.due()):
             producer.produce(a.topic, key=m.next_key().encode(), value=VALUE, on_delivery=delivered)
         producer.poll(0)
-        for msg in consumer.consume(num_messages=500, timeout=POLL_S):
+        first = consumer.poll(POLL_S)  # returns as soon as a record is there (consume(n) would wait for n)
+        for msg in ([first, *consumer.consume(num_messages=499, timeout=0)] if first is not None else []):
             error = msg.error()
             if error is not None:
                 if error.code() != ck.KafkaError._PARTITION_EOF:
@@ -223,7 +224,7 @@ def run_librdkafka(m: Member) -> None:
                 continue
             partition, offset, key = msg.partition(), msg.offset(), msg.key()
             assert partition is not None and offset is not None
-            m.consumed(key if isinstance(key, bytes) else None, partition, offset)
+            m.consumed(key if isinstance(key, bytes) else None, partition, offset, msg.timestamp()[1])
         m.commit(None, commit)
     consumer.close()  # revokes (on_revoke commits), then LeaveGroup
     producer.flush(10)

@@ -259,7 +259,8 @@ public final class GroupspecMember {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                     String key = r.key() == null ? null : new String(r.key());
                     emit("consumed", "\"key\": " + (key == null ? "null" : quote(key)) + ", \"partition\": "
-                        + r.partition() + ", \"offset\": " + r.offset() + ", \"generation\": " + generation);
+                        + r.partition() + ", \"offset\": " + r.offset() + ", \"generation\": " + generation
+                        + ", \"ts\": " + r.timestamp());
                     pending.put(r.partition(), r.offset() + 1);
                 }
                 commit(null);
