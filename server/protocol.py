@@ -50,6 +50,7 @@ from wire.schema import MessageSchema, Struct
 from server.data import Broker, DataPlane
 
 NODE_ID: Final = 0
+MAX_MEMBER_HOSTS: Final = 100_000  # member ids whose peer host DescribeGroups can still name
 UNSUPPORTED_VERSION: Final = Error.UNSUPPORTED_VERSION.code
 INVALID_REQUEST: Final = 42  # Errors.INVALID_REQUEST (not a group-API error, so not in model.vocabulary)
 _SOFTWARE: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?\Z")  # ApiVersionsRequest.isValid
@@ -208,6 +209,8 @@ class Dispatcher:
             # Runs inside the coordinator (maybe during another connection's request): never raise.
             if isinstance(response, m.JoinGroupResponse) and response.member_id:
                 self.member_hosts[response.member_id] = peer_host
+                if len(self.member_hosts) > MAX_MEMBER_HOSTS:  # bounded: forget the oldest member ids
+                    del self.member_hosts[next(iter(self.member_hosts))]
             try:
                 payload = self._encode(api, version, cid, self._response_body(api, version, request_body, response))
             except FrameError as exc:
