@@ -19,8 +19,8 @@ The group has `consumers` slots; each holds one member process at a time. Every 
 With `static`, every slot's members share the instance id `s<slot>` (KIP-345), and a refilled slot
 is the same static member coming back. Each member produces at the workload's rate until the churn
 phase ends; then paused members are resumed, empty slots refilled, and the run drains: it ends when
-every live member shares one generation and every acknowledged record has been consumed (or at the
-drain timeout), and every member is stopped cleanly.
+every live member shares one generation, has had all its records acknowledged, and every acknowledged
+record has been consumed (or at the drain timeout), and every member is stopped cleanly.
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ def churn_run(w: Workload, plan: ChurnPlan, static: bool = False, drain_s: Optio
         group = c.group
 
         def drained() -> bool:
-            return len(group.live()) == w.consumers and group.settled_above(-1) is not None and group.all_consumed()
+            return (len(group.live()) == w.consumers and group.settled_above(-1) is not None
+                    and group.done_producing() and group.all_consumed())
 
         completed = group.wait_until(drained, drain)
         group.note("drained: every record consumed, the group settled" if completed else "drain timed out")

@@ -126,6 +126,7 @@ class Group:
     def __init__(self, workload: Workload) -> None:
         self.w = workload
         self.members: dict[str, Member] = {}
+        self.budgets: dict[str, int] = {}  # records each member was told to produce
         self.events: list[Event] = []
         self._lock = threading.Condition()
         self.notes: list[str] = []  # what the driver did, when (seconds from the first start)
@@ -156,8 +157,9 @@ class Group:
         env = dict(os.environ)
         root = str(java.ROOT)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        argv = self.argv(name, self.w.records if records is None else records, instance_id)
-        member = Member(name, argv, env, self._record)
+        budget = self.w.records if records is None else records
+        member = Member(name, self.argv(name, budget, instance_id), env, self._record)
+        self.budgets[name] = budget
         self.members[name] = member
         self.note(f"started {name}" + (f" (static, {instance_id})" if instance_id else ""))
         return member
@@ -228,6 +230,10 @@ class Group:
     def produced_by(self, member: Member) -> int:
         return sum(1 for e in member.events if e.ev == "produced")
 
+    def done_producing(self) -> bool:
+        """Every live member has had all its records acknowledged."""
+        return all(self.produced_by(m) >= self.budgets[m.name] for m in self.live())
+
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -266,7 +272,7 @@ def rebalance_run(w: Workload, timeout_s: float = 90.0, leave_and_join: bool = T
         def done() -> bool:
             live = group.live()
             return (len(live) == w.consumers and group.settled_above(generation if leave_and_join else 0) is not None
-                    and all(group.produced_by(m) >= w.records for m in live) and group.all_consumed())
+                    and group.done_producing() and group.all_consumed())
 
         completed = first and group.wait_until(done, deadline - time.monotonic())
         group.note("every record consumed, the group settled" if completed else "timed out")
