@@ -3,12 +3,13 @@
 Connections. One `asyncio.Protocol` per TCP connection. Like Kafka's SocketServer, a connection is
 muted (reading paused) from the moment a whole request has arrived until its response is written,
 so requests on one connection are served strictly one at a time, and a parked JoinGroup holds its
-connection until it is answered. Reads are bounded: a frame size outside 0..max_frame_bytes, a
-frame that stays incomplete for `read_timeout_s`, an unknown API key, an unsupported version, a
-truncated body or trailing bytes close that connection with one log line naming the peer and the
-reason; every other connection is unaffected. An API key or version that is not served is
-answered UNSUPPORTED_VERSION and the connection stays open (server/protocol.py). A connection with nothing in flight and no bytes for
-`idle_timeout_s` is closed (Kafka's connections.max.idle.ms, 10 minutes by default).
+connection until it is answered (a parked Fetch too, as in Kafka). Reads are bounded: a frame
+size outside 0..max_frame_bytes, a frame that stays incomplete for `read_timeout_s`, a truncated
+body or trailing bytes close that connection with one log line naming the peer and the reason;
+every other connection is unaffected. An API key or version that is not served is answered
+UNSUPPORTED_VERSION with one log line, and the connection stays open (server/protocol.py). A
+connection with nothing in flight and no bytes for `idle_timeout_s` is closed (Kafka's
+connections.max.idle.ms, 10 minutes by default).
 
 Time. With `clock="real"` the reference's virtual clock follows the event loop's monotonic clock
 (1 virtual ms = 1 real ms from the server's start): it is advanced to "now" before every request,
