@@ -20,6 +20,7 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e ".[all]"
 # Apache Kafka's jars for the kafka-3.9 / kafka-4 targets (wire/kafka_broker.py), from Maven Central.
 bash scripts/fetch_kafka.sh 3.9.2 4.4.0
+bash scripts/build_java_client.sh  # the Java member program of clients/ (kafka-clients), into build/java-client
 # The native explorer (engine/, Rust via PyO3 and maturin; cargo fetches its crates from crates.io).
 export PATH="$HOME/.cargo/bin:$PATH"
 .venv/bin/python -m pip install --quiet ./engine

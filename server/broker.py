@@ -3,11 +3,13 @@
 Connections. One `asyncio.Protocol` per TCP connection. Like Kafka's SocketServer, a connection is
 muted (reading paused) from the moment a whole request has arrived until its response is written,
 so requests on one connection are served strictly one at a time, and a parked JoinGroup holds its
-connection until it is answered. Reads are bounded: a frame size outside 0..max_frame_bytes, a
-frame that stays incomplete for `read_timeout_s`, an unknown API key, an unsupported version, a
-truncated body or trailing bytes close that connection with one log line naming the peer and the
-reason; every other connection is unaffected. A connection with nothing in flight and no bytes for
-`idle_timeout_s` is closed (Kafka's connections.max.idle.ms, 10 minutes by default).
+connection until it is answered (a parked Fetch too, as in Kafka). Reads are bounded: a frame
+size outside 0..max_frame_bytes, a frame that stays incomplete for `read_timeout_s`, a truncated
+body or trailing bytes close that connection with one log line naming the peer and the reason;
+every other connection is unaffected. An API key or version that is not served is answered
+UNSUPPORTED_VERSION with one log line, and the connection stays open (server/protocol.py). A
+connection with nothing in flight and no bytes for `idle_timeout_s` is closed (Kafka's
+connections.max.idle.ms, 10 minutes by default).
 
 Time. With `clock="real"` the reference's virtual clock follows the event loop's monotonic clock
 (1 virtual ms = 1 real ms from the server's start): it is advanced to "now" before every request,
@@ -20,11 +22,13 @@ fire in real time and answer parked requests asynchronously. With `clock="manual
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Final, Literal, Optional
+from typing import Callable, Final, Literal, Optional, Sequence
 
 from model.coordinator_api import CoordinatorConfig
 from reference.coordinator import ReferenceCoordinator
 
+from server.data import DEFAULT_NUM_PARTITIONS, DataPlane
+from server.log import DEFAULT_RETENTION_BYTES, Log
 from server.protocol import Dispatcher, FrameError, Stats, describe_peer
 
 Clock = Literal["real", "manual"]
@@ -48,6 +52,10 @@ class GroupServer:
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         log: Callable[[str], None] = lambda line: None,
+        topics: Sequence[tuple[str, int]] = (),
+        auto_create_topics: bool = True,
+        num_partitions: int = DEFAULT_NUM_PARTITIONS,
+        retention_bytes: int = DEFAULT_RETENTION_BYTES,
     ) -> None:
         if clock not in ("real", "manual"):
             raise ValueError(f"clock must be 'real' or 'manual', got {clock!r}")
@@ -65,7 +73,16 @@ class GroupServer:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._t0 = 0.0
         self._timer: Optional[asyncio.TimerHandle] = None
-        self.dispatcher = Dispatcher(self.coordinator, host, port, self.stats)
+        self.log_store = Log(retention_bytes)
+        for name, partitions in topics:
+            self.log_store.create(name, partitions)  # ValueError for a bad name, a duplicate or < 1 partition
+        self.data = DataPlane(self.log_store, self._call_later, auto_create=auto_create_topics,
+                              num_partitions=num_partitions)
+        self.dispatcher = Dispatcher(self.coordinator, host, port, self.stats, self.data, log)
+
+    def _call_later(self, delay_s: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        assert self._loop is not None
+        return self._loop.call_later(delay_s, fn)
 
     async def start(self) -> int:
         """Bind and listen; returns the port (OSError if it cannot bind)."""
@@ -135,7 +152,7 @@ class GroupServer:
         except Exception as exc:  # a reference bug in a timer: log it, still serve the request
             self.log(f"groupspec serve: internal error while firing timers: {type(exc).__name__}: {exc}")
         try:
-            self.dispatcher.handle_frame(payload, conn.reply, conn.fail)
+            self.dispatcher.handle_frame(payload, conn.reply, conn.fail, conn.host)
         except FrameError as exc:
             conn.fail(str(exc))
         except Exception as exc:  # a reference bug must not take the server down
@@ -151,6 +168,7 @@ class _Connection(asyncio.Protocol):
         self.busy = False  # a request is in flight (reading paused), as Kafka mutes the channel
         self.closed = False
         self.peer = "?"
+        self.host = ""
         self.transport: Optional[asyncio.Transport] = None
         self._frame_timer: Optional[asyncio.TimerHandle] = None
         self._idle_timer: Optional[asyncio.TimerHandle] = None
@@ -160,7 +178,9 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.peer = describe_peer(transport.get_extra_info("peername"))
+        peername = transport.get_extra_info("peername")
+        self.peer = describe_peer(peername)
+        self.host = str(peername[0]) if isinstance(peername, tuple) and peername else ""
         self.server.connections.add(self)
         self._arm_idle()
 
@@ -203,11 +223,13 @@ class _Connection(asyncio.Protocol):
             self.transport.pause_reading()
             self.server.serve(self, payload)
 
-    def reply(self, payload: bytes) -> None:
-        """The response to the request in flight (maybe called during another connection's request)."""
+    def reply(self, payload: Optional[bytes]) -> None:
+        """The response to the request in flight (maybe called during another connection's request);
+        None: the request has no response (Produce with acks=0), the connection reads on."""
         if self.closed or self.transport is None:
             return
-        self.transport.write(len(payload).to_bytes(4, "big") + payload)
+        if payload is not None:
+            self.transport.write(len(payload).to_bytes(4, "big") + payload)
         self.busy = False
         self.transport.resume_reading()
         loop = self.server._loop

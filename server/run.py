@@ -3,6 +3,7 @@
 Python API:
 
     handle = start_in_thread(CoordinatorConfig(), bug="no-generation-bump")   # port 0: a free port
+    handle = start_in_thread(topics=[("orders", 3)], auto_create_topics=False)  # the data plane
     handle.port, handle.address        # 40123, "kafka://127.0.0.1:40123"
     handle.stats                       # frames, group requests/responses, closed bad frames
     handle.call(lambda server: server.coordinator.group_view("g"))   # run on the server's thread
@@ -13,7 +14,8 @@ Python API:
 arguments; exit codes: 0 stopped by SIGTERM, 2 bad arguments or the port cannot be bound, 130 Ctrl-C):
 
     groupspec serve [--port N] [--config KEY=VALUE]... [--bug NAME]... [--max-frame-bytes N]
-                    [--read-timeout S] [--idle-timeout S]
+                    [--read-timeout S] [--idle-timeout S] [--topic NAME:PARTITIONS]...
+                    [--num-partitions N] [--no-auto-create-topics]
 
 The first stdout line, flushed, is exactly `groupspec serve: listening on 127.0.0.1:PORT`; each
 connection problem is one line on stderr; stopping prints one line on stderr.
@@ -27,7 +29,7 @@ import signal
 import sys
 import threading
 from types import TracebackType
-from typing import Callable, Iterable, Optional, TextIO, TypeVar, Union
+from typing import Callable, Iterable, Optional, Sequence, TextIO, TypeVar, Union
 
 from model.coordinator_api import CoordinatorConfig
 from model.errors import EXIT_INTERRUPTED, EXIT_OK, BadInput
@@ -40,6 +42,7 @@ from server.broker import (
     Clock,
     GroupServer,
 )
+from server.data import DEFAULT_NUM_PARTITIONS
 from server.protocol import Stats
 
 HOST = "127.0.0.1"
@@ -118,14 +121,20 @@ def start_in_thread(
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
     log: Optional[Callable[[str], None]] = None,
+    topics: Sequence[tuple[str, int]] = (),
+    auto_create_topics: bool = True,
+    num_partitions: int = DEFAULT_NUM_PARTITIONS,
 ) -> ServerHandle:
     """Start a server on 127.0.0.1:`port` in a daemon thread; returns once it listens.
 
     `bug`: a seeded bug name (or several) from reference.bugs (ValueError if unknown). `log` gets
-    one line per connection problem (default: discarded). OSError if the port cannot be bound."""
+    one line per connection problem (default: discarded). OSError if the port cannot be bound.
+    `topics`: (name, partitions) created at start (ValueError if one is illegal); a missing topic a
+    client asks Metadata for is created with `num_partitions` unless `auto_create_topics` is off."""
     server = GroupServer(config, _bug_set(bug), host=HOST, port=port, clock=clock,
                          max_frame_bytes=max_frame_bytes, read_timeout_s=read_timeout_s,
-                         idle_timeout_s=idle_timeout_s, log=log if log is not None else (lambda line: None))
+                         idle_timeout_s=idle_timeout_s, log=log if log is not None else (lambda line: None),
+                         topics=topics, auto_create_topics=auto_create_topics, num_partitions=num_partitions)
     ready: concurrent.futures.Future[asyncio.AbstractEventLoop] = concurrent.futures.Future()
 
     def main() -> None:
@@ -156,7 +165,8 @@ def start_in_thread(
 def serve(config: CoordinatorConfig, bugs: frozenset[str], *, port: int = 0,
           max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
           idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, out: Optional[TextIO] = None,
-          err: Optional[TextIO] = None) -> int:
+          err: Optional[TextIO] = None, topics: Sequence[tuple[str, int]] = (),
+          auto_create_topics: bool = True, num_partitions: int = DEFAULT_NUM_PARTITIONS) -> int:
     """Serve until SIGTERM (returns 0) or Ctrl-C (returns 130); BadInput if the port cannot be bound.
     The first line on `out` is `groupspec serve: listening on 127.0.0.1:PORT`; connection problems
     go to `err`, one line each."""
@@ -167,7 +177,8 @@ def serve(config: CoordinatorConfig, bugs: frozenset[str], *, port: int = 0,
         err_stream.flush()
 
     server = GroupServer(config, _bug_set(bugs), host=HOST, port=port, max_frame_bytes=max_frame_bytes,
-                         read_timeout_s=read_timeout_s, idle_timeout_s=idle_timeout_s, log=log)
+                         read_timeout_s=read_timeout_s, idle_timeout_s=idle_timeout_s, log=log,
+                         topics=topics, auto_create_topics=auto_create_topics, num_partitions=num_partitions)
     return asyncio.run(_serve(server, out if out is not None else sys.stdout, log))
 
 

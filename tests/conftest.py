@@ -40,6 +40,14 @@ SLOW: Final[dict[str, str]] = {
         "the whole default plan in Python (23 s)",
     "tests/check/test_explore.py::test_each_mutant_table_is_caught_with_a_counterexample[no-delayed-sync]":
         "this mutant needs the stall bounds (18 s); the other mutants take 0.1-0.2 s and stay fast",
+    # clients/: real client libraries against serve, one 3-member group per client (JVMs, librdkafka)
+    "tests/clients/test_clients_serve.py":
+        "kafka-python, librdkafka and the Java consumer (3.9.2, 4.4.0) each run a 3-member group with a "
+        "leave and a join against serve (9-13 s each, 45 s in all)",
+    "tests/clients/test_clients_cli.py::test_a_short_churn_run_against_serve_keeps_the_promise":
+        "18 s of churn of a kafka-python group against serve, then the drain (21 s)",
+    "tests/clients/test_clients_cli.py::test_the_same_run_against_a_seeded_bug_breaks_the_promise":
+        "the same run against serve --bug no-generation-bump (21 s)",
     # diff/: lockstep search for differences between tables, then scenario verification
     "tests/diff/test_diff.py::test_every_mutant_differs_with_a_verified_scenario":
         "15 mutants, 0.5-28 s each (55 s)",

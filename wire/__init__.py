@@ -6,6 +6,9 @@ Layout (lower modules never import higher ones):
 - `primitives`  bounds-checked Reader / Writer for Kafka's primitive types (varints, strings, ...)
 - `schema`      message schemas as data (field, type, versions, nullable versions, tags) + interpreter
 - `apis`        the schema table of every API spoken, transcribed from Kafka's message JSON
+- `data_apis`   the data-plane schemas `groupspec serve` answers (Metadata, Produce, Fetch,
+                ListOffsets, CreateTopics, DeleteTopics, InitProducerId), keyed by API key number
+- `records`     record batch (magic 2) headers: read, and rebase (offset, leader epoch) outside the CRC
 - `codec`       headers (request v0-2, response v0-1), frames, FrameBuffer; no sockets
 - `convert`     wire bodies <-> `model.messages` records, with the version-dependent meaning
 - `transport`   Connection (socket + reader thread), ApiVersions negotiation, FindCoordinator

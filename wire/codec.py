@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Final, Optional
+from typing import Callable, Final, Optional
 
 from model.vocabulary import ApiKey
 from wire import apis
@@ -92,20 +92,25 @@ def encode_request(
 
 def decode_request(data: bytes) -> tuple[RequestHeader, Struct]:
     """Header and body of one request (without size prefix); every fault is a DecodeError."""
+    return decode_request_with(data, lambda code: request_schema(_API_BY_KEY[code]) if code in _API_BY_KEY else None)
+
+
+def decode_request_with(data: bytes, schema_of: Callable[[int], Optional[MessageSchema]]
+                        ) -> tuple[RequestHeader, Struct]:
+    """`decode_request` for the request schemas `schema_of(api key)` names (None: unknown key)."""
     r = Reader(data, "RequestHeader", None)
     code = r.int16("request_api_key")
     version = r.int16("request_api_version")
     correlation_id = r.int32("correlation_id")
-    api = _API_BY_KEY.get(code)
-    if api is None:
+    schema = schema_of(code)
+    if schema is None:
         raise DecodeError(None, version, 0, f"unknown API key {code}")
-    schema = request_schema(api)
     r.api, r.version = schema.name, version
     if version not in schema.valid:
         raise DecodeError(schema.name, version, 2, f"unsupported version (supported: {schema.valid})")
     n = r.length(False, False, "RequestHeader.ClientId")
     client_id = None if n == -1 else r.text(n, "RequestHeader.ClientId")
-    if request_header_version(api, version) >= 2:
+    if schema.is_flexible(version):
         _skip_tagged(r, "RequestHeader")
     body = decode(schema, version, r)
     _no_trailing(r)
@@ -113,11 +118,21 @@ def decode_request(data: bytes) -> tuple[RequestHeader, Struct]:
 
 
 def encode_response(api: ApiKey, version: int, correlation_id: int, body: Struct) -> bytes:
+    if api is ApiKey.ApiVersions:  # response header v0 at every version
+        w = Writer()
+        w.int32(correlation_id)
+        encode(response_schema(api), version, body, w)
+        return bytes(w.buf)
+    return encode_response_with(response_schema(api), version, correlation_id, body)
+
+
+def encode_response_with(schema: MessageSchema, version: int, correlation_id: int, body: Struct) -> bytes:
+    """Header (v1 for flexible versions, else v0) + body of a response of `schema`, no size prefix."""
     w = Writer()
     w.int32(correlation_id)
-    if response_header_version(api, version) >= 1:
+    if schema.is_flexible(version):
         _write_tagged_none(w)
-    encode(response_schema(api), version, body, w)
+    encode(schema, version, body, w)
     return bytes(w.buf)
 
 

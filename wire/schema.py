@@ -65,6 +65,7 @@ class Prim(PastableEnum):
     BOOL = "bool"
     STRING = "string"
     BYTES = "bytes"
+    UUID = "uuid"  # 16 raw bytes (Kafka's Uuid: two int64s); the all-zero Uuid is Uuid.ZERO_UUID
 
 
 _INT_BITS: Final = {Prim.INT8: 8, Prim.INT16: 16, Prim.INT32: 32, Prim.INT64: 64}
@@ -111,7 +112,7 @@ class Field:
             return {f.key: f.default_value() for f in self.type.fields}
         if self.type in _INT_BITS:
             return 0
-        return {Prim.BOOL: False, Prim.STRING: "", Prim.BYTES: b""}[self.type]
+        return {Prim.BOOL: False, Prim.STRING: "", Prim.BYTES: b"", Prim.UUID: bytes(16)}[self.type]
 
 
 def F(
@@ -264,6 +265,10 @@ def _encode_prim(ctx: _Ctx, t: Prim, v: Any, w: Writer, where: str) -> None:
         if not isinstance(v, bool):
             raise EncodeError(ctx.api, ctx.version, where, f"{v!r} is not a bool")
         w.boolean(v)
+    elif t is Prim.UUID:
+        if not isinstance(v, (bytes, bytearray)) or len(v) != 16:
+            raise EncodeError(ctx.api, ctx.version, where, f"{v!r} is not a 16-byte uuid")
+        w.raw(bytes(v))
     elif t is Prim.STRING:
         if not isinstance(v, str):
             raise EncodeError(ctx.api, ctx.version, where, f"{v!r} is not a string")
@@ -353,6 +358,8 @@ def _decode_prim(ctx: _Ctx, t: Prim, r: Reader, where: str, nullable: bool) -> A
         return r.int64(where)
     if t is Prim.BOOL:
         return r.boolean(where)
+    if t is Prim.UUID:
+        return r.take(16, where)
     at = r.pos
     n = r.length(ctx.flexible, t is Prim.BYTES, where)
     if n == -1:

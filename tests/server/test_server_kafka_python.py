@@ -29,6 +29,7 @@ from model.coordinator_api import CoordinatorConfig
 from model.messages import GroupView
 from server import ServerHandle, start_in_thread
 from wire import apis
+from wire.data_apis import DATA_VERSIONS
 
 _cid = iter(range(1, 10**6))
 RESPONSE_OF: dict[str, Any] = {
@@ -99,7 +100,8 @@ def test_api_versions_and_find_coordinator(served: ServerHandle) -> None:
     got = c.call(ApiVersionsRequest[3](client_software_name="kafka-python", client_software_version="3.0"))
     assert got["error_code"] == 0
     advertised = {k["api_key"]: (k["min_version"], k["max_version"]) for k in got["api_keys"]}
-    assert advertised == {3: (0, 8), **{api.value: (v.lo, v.hi) for api, v in apis.SUPPORTED_VERSIONS.items()}}
+    assert advertised == {**{api.value: (v.lo, v.hi) for api, v in apis.SUPPORTED_VERSIONS.items()},
+                          **{api.value: (v.lo, v.hi) for api, v in DATA_VERSIONS.items()}}
     old = c.call(FindCoordinatorRequest[0](key="kp"))
     assert (old["error_code"], old["host"], old["port"]) == (0, "127.0.0.1", served.port)
     new = c.call(FindCoordinatorRequest[4](key_type=0, coordinator_keys=["kp", "other"]))
@@ -187,6 +189,7 @@ def test_kafka_python_consumers_and_admin_client(served: ServerHandle) -> None:
             described = admin.describe_groups(["kc"])["kc"]
             assert sorted(m["client_id"] for m in described["members"]) == ["kc1", "kc2"]
             assert all(m["member_metadata"]["topics"] == ["t"] for m in described["members"])
+            assert [m["client_host"] for m in described["members"]] == ["/127.0.0.1"] * 2  # as Kafka has it
         finally:
             admin.close()
     finally:

@@ -17,7 +17,7 @@ from served import api_versions_ok, call, raw_connect, read_frame, request_frame
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey
 from server import ServerHandle, start_in_thread
-from server.metadata import METADATA_REQUEST
+from wire.data_apis import METADATA_REQUEST
 from wire import codec
 from wire.schema import encode
 
@@ -108,14 +108,35 @@ def test_frame_larger_than_the_bound(served: tuple[ServerHandle, Log]) -> None:
     _expect_closed(served, struct.pack(">i", MAX_FRAME + 1), f"bad frame size {MAX_FRAME + 1}")
 
 
+def _expect_unsupported_and_open(served: tuple[ServerHandle, Log], code: int, version: int) -> None:
+    """An API key or version not served: correlation id + UNSUPPORTED_VERSION (35), one log line,
+    and the connection keeps serving (a Heartbeat on it afterwards is answered)."""
+    handle, log = served
+    before = len(log)
+    with raw_connect(handle.port) as sock:
+        sock.sendall(codec.frame(struct.pack(">hhih", code, version, 41, -1) + b"\x00" * 6))
+        data = read_frame(sock)
+        assert data == struct.pack(">ih", 41, 35)
+        body = call(sock, ApiKey.Heartbeat, 0, {"group_id": "g", "generation_id": 1, "member_id": "m"}, 42)
+        assert body["error_code"] == 25  # UNKNOWN_MEMBER_ID: the coordinator answered on the same connection
+    assert wait_for(lambda: len(log) > before, 5)
+    assert f"API key {code} v{version} is not served" in log[before]
+
+
 def test_unknown_api_key(served: tuple[ServerHandle, Log]) -> None:
-    payload = struct.pack(">hhih", 999, 0, 1, -1)
-    _expect_closed(served, codec.frame(payload), "unknown API key 999")
+    _expect_unsupported_and_open(served, 999, 0)
 
 
 def test_unsupported_version(served: tuple[ServerHandle, Log]) -> None:
-    payload = struct.pack(">hhih", ApiKey.Heartbeat.value, 77, 1, -1)
-    _expect_closed(served, codec.frame(payload), "unsupported version")
+    _expect_unsupported_and_open(served, ApiKey.Heartbeat.value, 77)
+
+
+def test_unsupported_version_of_a_data_api(served: tuple[ServerHandle, Log]) -> None:
+    _expect_unsupported_and_open(served, 1, 3)  # Fetch v3: message format v1, not served
+
+
+def test_an_api_not_served_at_all(served: tuple[ServerHandle, Log]) -> None:
+    _expect_unsupported_and_open(served, 32, 0)  # DescribeConfigs
 
 
 def test_truncated_body(served: tuple[ServerHandle, Log]) -> None:

@@ -1,0 +1,91 @@
+"""The report of a `groupspec clients` run: report.json, report.md and events.jsonl in one directory.
+
+report.json holds the workload, the churn plan and what was done when, the promise's verdict (counts
+per kind and every violation), what each member did (events by kind, exit code) and the driver's
+timeline. report.md says the same for a person. events.jsonl is every event every member printed,
+in time order (clients/events.py), so a violation can be traced back to the lines behind it.
+Files are written by model.atomic (the one writer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import asdict
+from typing import Any, Final
+
+from model.atomic import write_text_atomic
+
+from clients.churn import ChurnRun
+from clients.promise import KINDS
+
+LISTED: Final = 200  # violations listed in report.md (report.json lists all)
+
+
+def report_doc(run: ChurnRun, target: str) -> dict[str, Any]:
+    r = run.result
+    v = r.verdict
+    w = r.workload
+    members: dict[str, dict[str, Any]] = {}
+    for name, code in r.exit_codes.items():
+        kinds = Counter(e.ev for e in r.events if e.name == name)
+        members[name] = {"exit_code": code, "events": dict(sorted(kinds.items())),
+                         "client": next((e["client"] for e in r.events if e.name == name and e.ev == "started"), None)}
+    return {
+        "target": target,
+        "client": w.client if w.client != "java" else f"java (kafka-clients {w.java_version})",
+        "workload": {k: val for k, val in asdict(w).items() if k != "bootstrap"},
+        "static": run.static,
+        "churn": {"minutes": run.plan.minutes, "seed": run.plan.seed, "kinds": list(run.plan.kinds),
+                  "gap_s": list(run.plan.gap_s), "down_s": list(run.plan.down_s),
+                  "actions": [asdict(a) for a in run.actions],
+                  "actions_by_kind": dict(sorted(Counter(a.kind for a in run.actions).items()))},
+        "drained": run.drain_completed,
+        "produced": v.produced, "consumed": v.consumed, "deliveries": v.deliveries, "duplicates": v.duplicates,
+        "generations": list(v.generations), "commits": v.commits,
+        "commit_failures": sum(1 for e in r.events if e.ev == "commit_failed"),
+        "client_errors": sum(1 for e in r.events if e.ev == "error"),
+        "violations_by_kind": {k: v.count(k) for k in KINDS},
+        "violations": [asdict(x) for x in v.violations],
+        "members": members,
+        "bad_event_lines": list(r.bad_lines),
+        "timeline": list(r.notes),
+    }
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    churn = doc["churn"]
+    verdict = "kept" if not doc["violations"] else f"**broken: {len(doc['violations'])} violation(s)**"
+    lines = [f"# groupspec clients: {doc['client']} against {doc['target']}", "",
+             f"- {doc['workload']['consumers']} members{' (static)' if doc['static'] else ''}, topic "
+             f"{doc['workload']['topic']} ({doc['workload']['partitions']} partitions), {churn['minutes']:g} min "
+             f"of churn, seed {churn['seed']}; churn done: "
+             f"{', '.join(f'{k} {n}' for k, n in churn['actions_by_kind'].items()) or 'none'}",
+             f"- the end-to-end promise: {verdict} "
+             f"({', '.join(f'{k} {n}' for k, n in doc['violations_by_kind'].items())})",
+             f"- records: {doc['produced']} acknowledged, {doc['consumed']} consumed, {doc['duplicates']} "
+             f"duplicate deliveries; {len(doc['generations'])} generations; {doc['commits']} commits, "
+             f"{doc['commit_failures']} commit failures; {doc['client_errors']} client errors",
+             f"- drained after the churn: {'yes' if doc['drained'] else 'no (timed out)'}", ""]
+    if doc["violations"]:
+        lines += ["## Violations", ""]
+        lines += [f"- {x['kind']}: {x['detail']}" for x in doc["violations"][:LISTED]]
+        if len(doc["violations"]) > LISTED:
+            lines.append(f"- ... {len(doc['violations']) - LISTED} more in report.json")
+        lines.append("")
+    lines += ["## Members", "", "| member | client | exit | events |", "|---|---|---|---|"]
+    for name, m in doc["members"].items():
+        events = ", ".join(f"{k} {n}" for k, n in m["events"].items())
+        lines.append(f"| {name} | {m['client'] or '-'} | {m['exit_code']} | {events} |")
+    lines += ["", "## Timeline", "", "```", *doc["timeline"], "```", ""]
+    return "\n".join(lines)
+
+
+def write_report(directory: str, run: ChurnRun, target: str) -> dict[str, Any]:
+    doc = report_doc(run, target)
+    write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
+    write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
+    write_text_atomic(os.path.join(directory, "events.jsonl"), "".join(
+        json.dumps({"ev": e.ev, "t": e.t, "name": e.name, **e.fields}) + "\n" for e in run.result.events))
+    return doc
