@@ -43,7 +43,7 @@ class EngineDisagreement(Exception):
     """The native engine reported something the Python model does not confirm on replay."""
 
 
-class NativeCannotRun(Exception):
+class NativeCannotRun(ValueError):
     """The native engine cannot run this table (the message says why); the Python explorer can."""
 
 
@@ -296,8 +296,8 @@ def engine_header(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ..
     names = [n for n in INVARIANTS if invariants is None or n in invariants]
     try:
         slow = describe_slow(slow_path(table, urgent, names))
-    except KeyError as e:  # a name nothing registered: the run itself reports it
-        return f"native engine (unknown name {e})"
+    except ValueError as e:  # a name nothing registered: the run itself reports it
+        return f"native engine ({e})"
     return "native engine" + (f", {slow}" if slow else "")
 
 

@@ -37,6 +37,9 @@ type GroupTuple = (
     bool,
 );
 
+type JoinTuple = (String, i16, i32, u8, u8, u8, u8, bool, Vec<(u8, u8, Option<u8>)>);
+type DescribeTuple = (String, i16, String, u8, u8, Vec<(u8, u8, u8, Option<u8>, bool)>);
+
 fn state_of(v: u8) -> Result<State, String> {
     State::ALL.get(v as usize).copied().ok_or_else(|| format!("no state {v}"))
 }
@@ -103,17 +106,7 @@ fn resp_of(t: &Bound<'_, PyAny>) -> PyResult<Resp> {
     let tag: String = t.get_item(0)?.extract()?;
     Ok(match tag.as_str() {
         "join" => {
-            let (_, error, generation, ptype, pname, leader, member, skip, ms): (
-                String,
-                i16,
-                i32,
-                u8,
-                u8,
-                u8,
-                u8,
-                bool,
-                Vec<(u8, u8, Option<u8>)>,
-            ) = t.extract()?;
+            let (_, error, generation, ptype, pname, leader, member, skip, ms): JoinTuple = t.extract()?;
             let members = ms.into_iter().map(|(id, instance, meta)| JoinMember { id, instance, meta }).collect();
             Resp::Join { error, generation, ptype, pname, leader, member, skip, members }
         }
@@ -132,8 +125,7 @@ fn resp_of(t: &Bound<'_, PyAny>) -> PyResult<Resp> {
             Resp::Fetch { error, partition }
         }
         "describe" => {
-            let (_, error, state, ptype, protocol, ms): (String, i16, String, u8, u8, Vec<(u8, u8, u8, Option<u8>, bool)>) =
-                t.extract()?;
+            let (_, error, state, ptype, protocol, ms): DescribeTuple = t.extract()?;
             let members = ms
                 .into_iter()
                 .map(|(id, instance, client, meta, assignment)| DescMember { id, instance, client, meta, assignment })
@@ -177,9 +169,9 @@ impl Callbacks for PyCallbacks {
         x: &Input,
         s: &Settings,
         ch: &mut Chooser,
-    ) -> Result<(Group, Vec<Output>, Option<Resp>), StepError> {
+    ) -> Result<RowOutcome, StepError> {
         let rest: Vec<u32> = ch.prefix.iter().skip(ch.made.len()).copied().collect();
-        Python::with_gil(|py| -> PyResult<Result<(Group, Vec<Output>, Option<Resp>), StepError>> {
+        Python::with_gil(|py| -> PyResult<Result<RowOutcome, StepError>> {
             let r = self.obj.call_method1(
                 py,
                 "fire",

@@ -175,6 +175,9 @@ impl Lit {
     }
 }
 
+/// What a row applied by Python made: the group after it, the responses, its reply.
+pub type RowOutcome = (Group, Vec<Output>, Option<Resp>);
+
 /// What the engine asks Python for when the table names an atom, effect, reply form or
 /// invariant it has no native version of (a counted slow path, per call). The `python` feature
 /// implements it; a table without such names never calls it.
@@ -190,7 +193,7 @@ pub trait Callbacks {
         x: &Input,
         s: &Settings,
         ch: &mut Chooser,
-    ) -> Result<(Group, Vec<Output>, Option<Resp>), StepError>;
+    ) -> Result<RowOutcome, StepError>;
     /// Whether the state invariant `inv` (an index into the explorer's Python invariants) is violated.
     fn state_violated(&self, inv: u16, g: &Group) -> Result<bool, String>;
     /// Whether the transition invariant `inv` is violated by the step `before --x--> t`.
@@ -1282,7 +1285,7 @@ impl Table {
             for (a, pos) in &r.guard {
                 guard.push((lit(a).map_err(|e| format!("row {}: {e}", r.id))?, *pos));
             }
-            let py_form = py_forms.iter().any(|f| *f == r.form);
+            let py_form = py_forms.contains(&r.form);
             let reply = match r.form.as_str() {
                 "park" => ReplyKind::Park,
                 "none" => ReplyKind::NoReply,

@@ -95,7 +95,9 @@ class _Setup:
 
 def run(a: argparse.Namespace) -> int:
     s = _setup(a)
+    from check.native import engine_header
     print(f"groupspec check: table {s.table.name} ({len(s.table.rows)} rows), "
+          f"{engine_header(s.engine, s.table, s.urgent, s.names)}, "
           f"{len(s.plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     checked = checked_properties(s.names, s.liveness)
     reports = _explore(a, s, checked)
