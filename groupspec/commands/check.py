@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Final, Optional
+from typing import Final, Optional, Union
 
 from check.abstract import Bounds
 from check.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report
@@ -22,10 +22,11 @@ from model.dsl import Table
 from model.errors import EXIT_INTERRUPTED, BadInput
 from model.invariants import INVARIANTS
 
+from check.diff import PlanReport
 from conformance.diff import DiffReport
 
 from groupspec import junit
-from groupspec.commands.diff import refinement_case, refines
+from groupspec.commands.diff import refinement_cases, refines
 from check.profiles import Urgent
 from groupspec.options import (
     add_bound_options, add_quiet, at_least, bounds_of, load_table, load_table_or_profile,
@@ -221,7 +222,7 @@ def _summarize(a: argparse.Namespace, merged: Report, reports: list[tuple[str, R
 
 
 def _write_junit(a: argparse.Namespace, s: _Setup, checked: set[str], merged: Report,
-                 reports: list[tuple[str, Report]], refinement: Optional[tuple[int, DiffReport]]) -> None:
+                 reports: list[tuple[str, Report]], refinement: Optional[tuple[int, Union[DiffReport, PlanReport]]]) -> None:
     incomplete = next((r.cut_short for _, r in reports if r.cut_short and not (
         r.cut_short.startswith("not run") or r.cut_short.startswith("every checked"))), "")
     gap = next((label for label, r in reports if s.liveness and not r.liveness_checked
@@ -230,7 +231,7 @@ def _write_junit(a: argparse.Namespace, s: _Setup, checked: set[str], merged: Re
                            f"on runs without them"} if gap else {}
     cases = junit.check_cases(s.table.name, checked, merged.violations, incomplete, unchecked)
     if refinement is not None:
-        cases.append(refinement_case(s.table.name, a.refines, *refinement))
+        cases.extend(refinement_cases(s.table.name, a.refines, *refinement))
     junit.write(a.junit, f"groupspec check {s.table.name}", cases, merged.seconds)
 
 
