@@ -21,6 +21,7 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Optional, Sequence, TextIO
 
 from check.abstract import AbstractModel, Action, Bounds, Successor, World
@@ -329,7 +330,9 @@ class PlanReport:
 
     @property
     def differences(self) -> list[Difference]:
-        return [d for _, r in self.runs for d in r.differences]
+        """Every run's differences, those with a verified scenario first."""
+        found = [d for _, r in self.runs for d in r.differences]
+        return [d for d in found if d.scenario is not None] + [d for d in found if d.scenario is None]
 
     @property
     def complete(self) -> bool:
@@ -353,12 +356,16 @@ def explore_diff_plan(a: Side, b: Side, plan: Sequence[tuple[str, Bounds]], *,
                       on_done: Optional[Callable[[str, DiffReport], None]] = None,
                       search: Callable[..., DiffReport] = explore_diff,
                       **options: Any) -> PlanReport:
-    """Each run of the plan through `search` (explore_diff, or the conformance layer's, which
-    renders and verifies each difference), its row coverage of table A merged; with
-    `stop_at_first` the runs after the first one that finds a difference are skipped."""
+    """Each run of the plan through `search` (explore_diff, or one that renders and verifies each
+    difference), its row coverage of table A merged; with `stop_at_first` the runs after the
+    first one that finds a difference are skipped (with `verify` among the options: a difference
+    with a verified scenario; a run whose differences none could be verified for goes on)."""
     out = PlanReport(a.name, b.name, one_sided)
+    verifying = options.get("verify") is not None or isinstance(search, partial) and \
+        search.keywords.get("verify") is not None
     for label, bounds in plan:
-        if stop_at_first and out.differences:
+        found = out.differences
+        if stop_at_first and found and (not verifying or found[0].scenario is not None):
             out.skipped.append(label)
             continue
         if on_run is not None:
