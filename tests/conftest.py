@@ -50,6 +50,8 @@ SLOW: Final[dict[str, str]] = {
         "the refinement plan per mutant, stopping at its first difference (0.1-40 s each)",
     "tests/check/test_refinement_plan.py::test_the_plan_kills_every_historical_bug_with_a_scenario_kafka_passes":
         "the refinement plan per historical bug (benchmarks/refinement_plan_results.md)",
+    "tests/check/test_refinement_plan.py::test_the_plan_kills_what_one_bound_missed":
+        "issue 24's two tables, through the plan's runs up to the one that differs (3-9 s each)",
     "tests/check/test_refinement_plan.py::test_kafka_refines_itself_and_a_renaming_on_the_whole_plan":
         "the whole refinement plan twice, nothing to stop at (minutes: benchmarks/refinement_plan_results.md)",
     "tests/engine/test_callbacks.py::test_every_name_forced_through_python_explores_what_the_engine_does":

@@ -17,14 +17,15 @@ import pytest
 from check.abstract import Bounds
 from check.diff import NOT_FIRED, explore_diff, explore_diff_plan
 from check.historical import HISTORICAL
-from check.mutants import MUTANTS
+from check.mutants import MUTANTS, mutate
 from check.plan import REFINEMENT_PLAN
 from conformance.diff import Side, run_document
 from conformance.runner import Outcome
 from groupspec import junit
 from groupspec.cli import main
 from groupspec.commands.diff import refinement_cases, verify_from_reference
-from model.dsl import Table
+from model.dsl import SAME, R, Table
+from model.vocabulary import Error
 from model.table import CLASSIC_TABLE, URGENT
 
 F = frozenset
@@ -102,6 +103,21 @@ def test_the_plan_kills_every_mutant_with_a_scenario_kafka_passes(name: str) -> 
 @pytest.mark.parametrize("name", sorted(HISTORICAL))
 def test_the_plan_kills_every_historical_bug_with_a_scenario_kafka_passes(name: str) -> None:
     _kill(HISTORICAL[name].table, name)
+
+
+# The two tables of issue 24 that passed `--refines kafka-3.9` at diff's one default bound.
+LEADER_REJOIN_NO_REBALANCE = mutate(CLASSIC_TABLE, "leader-rejoin-no-rebalance", {
+    "Stable/JoinGroup/leader-rejoin": {"reply": R(Error.NONE, "join-current"), "effects": (),
+                                       "next_state": SAME}})
+LEADER_LEAVE_NO_REBALANCE = mutate(CLASSIC_TABLE, "leader-leave-no-rebalance", {
+    "CompletingRebalance/LeaveGroup/member-leaves": {"effects": ("remove-member",),
+                                                     "next_state": SAME}})
+
+
+@pytest.mark.parametrize("table", [LEADER_REJOIN_NO_REBALANCE, LEADER_LEAVE_NO_REBALANCE],
+                         ids=lambda t: t.name)
+def test_the_plan_kills_what_one_bound_missed(table: Table) -> None:
+    _kill(table, table.name)
 
 
 @pytest.mark.parametrize("table", [CLASSIC_TABLE, RENAMED], ids=["itself", "renamed-rows"])
