@@ -75,7 +75,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: stop checking a property once it has one)")
     p.add_argument("--refines", default=None, metavar="TABLE",
                    help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
-                        "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
+                        "such as kafka-3.9, or module:NAME) cannot; without bound options the "
+                        "refinement plan's lockstep searches (check/plan.py), else those bounds; "
+                        "see groupspec diff")
     p.add_argument("--engine", choices=("python", "native"), default=DEFAULT_ENGINE,
                    help=f"explorer: the Rust engine built from the table, or the networkx one "
                         f"(default {DEFAULT_ENGINE})")

@@ -34,7 +34,10 @@ from groupspec.options import (
 )
 
 HELP: Final = "client-visible differences between two tables, as verified scenario files"
-DESCRIPTION: Final = "Client-visible differences between two transition tables."
+DESCRIPTION: Final = ("Client-visible differences between two transition tables. Without bound "
+                      "options: the refinement plan (check/plan.py REFINEMENT_PLAN), stopping at "
+                      "the first difference, then the rows no lockstep run fired; with any, "
+                      "exactly those bounds.")
 
 # The bounds `diff` and `--refines` use when none are given: two consumers that time out and
 # stall, generations up to 2 (the group returns to Empty at generation 2 when its last member
