@@ -270,6 +270,9 @@ class Callbacks:
     invariants: list[tuple[bool, str]]
     calls: Counter[str] = field(default_factory=Counter)
     cannot: str = ""  # why the last call could not be answered (CannotCallBack), if it failed so
+    # The exception a Python definition raised (or Ctrl-C while it ran): the engine stops with a
+    # RuntimeError, and check.native raises this one instead, as the Python explorer would.
+    failure: Optional[BaseException] = None
 
     def __post_init__(self) -> None:
         model = AbstractModel(self.table, (), self.bounds)
@@ -284,8 +287,14 @@ class Callbacks:
         except CannotCallBack as e:
             self.cannot = str(e)
             raise
+        except BaseException as e:
+            self.failure = e
+            raise
 
     def atom(self, i: int, group: str, inp: str, append_ok: bool) -> bool:
+        return bool(self._guarded(self._atom, i, group, inp, append_ok))
+
+    def _atom(self, i: int, group: str, inp: str, append_ok: bool) -> bool:
         name = self.atoms[i]
         self.calls[f"atom {name}"] += 1
         return bool(ATOMS[name].fn(parse(group), parse(inp), self.settings[append_ok]))
@@ -318,6 +327,9 @@ class Callbacks:
                 None if reply is None else encode_response(c, reply), chooser.made, chooser.counts)
 
     def state_violated(self, i: int, group: str) -> bool:
+        return bool(self._guarded(self._state_violated, i, group))
+
+    def _state_violated(self, i: int, group: str) -> bool:
         name = self.invariants[i][1]
         self.calls[f"invariant {name}"] += 1
         check: Any = INVARIANTS[name].check  # a StateCheck: the kind says so
@@ -325,6 +337,11 @@ class Callbacks:
 
     def transition_violated(self, i: int, rows: list[str], before: str, inp: str, after: str,
                             outputs: list[str], reply: Optional[str]) -> bool:
+        return bool(self._guarded(self._transition_violated, i, rows, before, inp, after, outputs,
+                                  reply))
+
+    def _transition_violated(self, i: int, rows: list[str], before: str, inp: str, after: str,
+                             outputs: list[str], reply: Optional[str]) -> bool:
         name = self.invariants[i][1]
         self.calls[f"invariant {name}"] += 1
         t = Transition(parse(before), parse(after), parse(inp), tuple(rows),

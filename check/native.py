@@ -166,6 +166,8 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
         if callbacks.cannot:
             raise NativeCannotRun(f"a Python definition made a value the native engine cannot "
                                   f"hold: {callbacks.cannot}") from e
+        if callbacks.failure is not None:  # what the Python explorer would have raised (Ctrl-C too)
+            raise callbacks.failure from e
         raise
     LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
                              bool(raw["interrupted"]), dict(callbacks.calls))]

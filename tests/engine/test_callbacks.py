@@ -127,3 +127,20 @@ def test_the_cli_checks_a_user_table_natively(user_invariants: None,
     assert "native engine, 1 atom, 1 effect, 1 reply form, 2 invariants through Python" in out
     assert "VIOLATION leader-known" in out
     assert main(["check", "--table", "user_table:FIXED", "--refines", "kafka-3.9", *bounds]) == 0
+
+
+def test_an_exception_in_a_users_definition_is_raised_as_in_python(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(ctx: Ctx) -> None:
+        raise KeyError("the user's bug")
+
+    monkeypatch.setitem(EFFECTS, "broken", Effect("broken", broken, frozenset({"members"}), False,
+                                                  "a test's effect"))
+    from check.mutants import mutate
+    row = CLASSIC_TABLE.row("Stable/Heartbeat/ok")
+    table = mutate(CLASSIC_TABLE, "broken", {row.id: {"effects": row.effects + ("broken",)}})
+    b = Bounds(dynamic=1, max_generation=1, faults=frozenset({"session"}))
+    with pytest.raises(KeyError, match="the user's bug"):
+        explore(table, URGENT, b, progress=None)
+    with pytest.raises(KeyError, match="the user's bug"):
+        explore_native(table, URGENT, b, progress=None)
