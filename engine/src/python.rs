@@ -1,5 +1,6 @@
-//! The PyO3 surface: `Engine(rows, urgent, effect_fields, group_fields, bounds)`, `Engine.explore(...)`,
-//! `Engine.initial()`, `Engine.successors(world)` and `implemented()`.
+//! The PyO3 surface: `Engine(rows, urgent, effect_fields, group_fields, bounds, slow_path,
+//! callbacks)`, `Engine.explore(...)`, `Engine.initial()`, `Engine.successors(world)` and
+//! `implemented()`; and `PyCallbacks`, the slow path into check/callbacks.py.
 
 use crate::abstract_model::*;
 use crate::explore::{explore, path_to, Options, Progress, LIVENESS, PARKED_ANSWERED};
