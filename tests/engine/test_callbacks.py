@@ -8,6 +8,7 @@ names forced through Python, the native engine explores exactly what it does nat
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -144,3 +145,17 @@ def test_an_exception_in_a_users_definition_is_raised_as_in_python(
         explore(table, URGENT, b, progress=None)
     with pytest.raises(KeyError, match="the user's bug"):
         explore_native(table, URGENT, b, progress=None)
+
+
+def test_a_table_naming_what_nothing_defines_is_bad_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "moon_table.py").write_text(
+        "from dataclasses import replace\n"
+        "from model.dsl import Guard, Table\n"
+        "from model.table import CLASSIC_TABLE\n"
+        "TABLE = Table('moon', (replace(CLASSIC_TABLE.rows[0], guard=Guard.parse('owned & moon-is-full')),)"
+        " + CLASSIC_TABLE.rows[1:], CLASSIC_TABLE.events)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "--table", "moon_table:TABLE", "--members", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "moon-is-full" in err and err.count("\n") == 1
