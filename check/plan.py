@@ -78,21 +78,14 @@ AGREEMENT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = PYTHON_PLAN
 REFINEMENT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = (
     # cheap runs first (about a second each on Kafka's table), so a table that differs there is
     # answered at once; then the open-mode clients, which find most differences in a few inputs;
-    # the large closed-mode runs last
-    ("closed: a static consumer, crashes (static restarts) and lost responses",
-     Bounds(dynamic=0, static=1, max_generation=1,
-            faults=F({"session", "rebalance", "crash", "lost"}))),
+    # the large closed-mode runs last. Runs shared with the check plan are taken from it.
+    PYTHON_PLAN[2],  # a static consumer, crashes (static restarts) and lost responses
     ("closed: a static consumer, partition unload/load",
      Bounds(dynamic=0, static=1, max_generation=1,
             faults=F({"session", "rebalance", "crash", "unload"}))),
-    ("closed: one consumer, partition unload/load, offsets expiry, append failures",
-     Bounds(dynamic=1, max_generation=2,
-            faults=F({"session", "rebalance", "unload", "offsets", "append"}))),
-    ("closed: JoinGroup v0-3 (no MEMBER_ID_REQUIRED), members changing their metadata",
-     Bounds(dynamic=2, max_generation=1, faults=F({"session", "rebalance"}),
-            require_known_member_id=False, metadata_changes=True)),
-    ("closed: group.max.size 1",
-     Bounds(dynamic=2, max_generation=1, faults=F({"session", "rebalance"}), group_max_size=1)),
+    PYTHON_PLAN[4],  # one consumer, partition unload/load, offsets expiry, append failures
+    PYTHON_PLAN[5],  # JoinGroup v0-3, members changing their metadata
+    PYTHON_PLAN[6],  # group.max.size 1
     ("closed: 2 consumers, crashes and lost responses (no timeouts: with them, minutes)",
      Bounds(dynamic=2, max_generation=1, max_ids_per_client=1, faults=F({"crash", "lost"}))),
     ("open: any request from one dynamic client, append failures",
@@ -105,9 +98,6 @@ REFINEMENT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = (
      Bounds(dynamic=1, static=1, max_generation=2, metadata_changes=True, max_ids_per_client=1,
             faults=F({"crash"}))),
     ("closed: 2 consumers, timeouts and a stalling client, two rebalances",
-     Bounds(dynamic=2, max_generation=2, faults=F({"session", "rebalance", "stall"}))),
-    ("closed: a dynamic and a static consumer, crashes, a second client with the static's "
-     "group.instance.id",
-     Bounds(dynamic=1, static=1, max_generation=1, max_ids_per_client=1,
-            faults=F({"session", "rebalance", "crash", "impersonate"}))),
+     Bounds(dynamic=2, max_generation=2, faults=SRS)),
+    PYTHON_PLAN[3],  # a dynamic and a static consumer, crashes, impersonation
 )
