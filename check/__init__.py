@@ -6,10 +6,11 @@ mutant or profile of it, built from its rows).
     abstract.py        the abstract mode: a bounded world of one group and its clients
     explore.py         explicit-state exploration with networkx (the reference explorer)
     native.py          the Rust explorer in engine/ (module groupspec_engine), given the table as data
-    plan.py            the default plan: the bounded explorations `groupspec check` runs
+    callbacks.py       the engine's slow path: a user's atoms, effects, reply forms, invariants in Python
+    plan.py            the default plan (explorations `groupspec check` runs) and the refinement plan
     mutants.py         negative controls: wrong tables every checker must catch
     historical.py      real coordinator bugs re-expressed as table mutants
     profiles.py        named tables (kafka-3.9, kafka-4) for `diff` and `--refines`
     profile_kafka4.py  Kafka 4.x's deliberate changes as row overrides
-    diff.py            the lockstep search for client-visible differences between two tables
+    diff.py            the lockstep search for client-visible differences between two tables, and its plan
 """

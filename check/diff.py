@@ -21,7 +21,8 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, TextIO
+from functools import partial
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 from check.abstract import AbstractModel, Action, Bounds, Successor, World
 from model.dsl import Guard, SpecDefect, Superseded, Table
@@ -121,6 +122,7 @@ class DiffReport:
     frontier: int = 0  # lockstep states beyond the bounds (not expanded)
     total_differences: int = 0
     differences: list[Difference] = field(default_factory=list)
+    rows_fired: dict[str, int] = field(default_factory=dict)  # rows of A the search fired
 
 
 Verify = Callable[["Lockstep", "Difference"], None]
@@ -220,9 +222,15 @@ class _Search:
         if not all(self.ls.models[s].within_bounds(w) for s in (0, 1) for w in node[s]):
             self.report.frontier += 1
             return False
+        fired = self.report.rows_fired
         for act in self.ls.actions(node):
             oa = self.ls.outcomes(0, node[0], act)
             ob = self.ls.outcomes(1, node[1], act)
+            for outcomes in oa.values():
+                for _, succ in outcomes:
+                    if succ.transition is not None:
+                        for rid in succ.transition.rows:
+                            fired[rid] = fired.get(rid, 0) + 1
             extra = [("A", o) for o in sorted(oa) if o not in ob]
             if not one_sided:
                 extra += [("B", o) for o in sorted(ob) if o not in oa]
@@ -305,6 +313,73 @@ def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
     report.total_differences = len(found)
     report.seconds = time.perf_counter() - start
     return report
+
+
+@dataclass
+class PlanReport:
+    """A lockstep plan (check/plan.py REFINEMENT_PLAN): each run's report, and the rows of table
+    A that no run fired (they were never compared: a difference there would go unseen)."""
+
+    a: str
+    b: str
+    one_sided: bool
+    runs: list[tuple[str, DiffReport]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # runs not made: a difference was found
+    rows_fired: dict[str, int] = field(default_factory=dict)
+    unfired: dict[str, str] = field(default_factory=dict)  # row id -> why it was not fired
+
+    @property
+    def differences(self) -> list[Difference]:
+        """Every run's differences, those with a verified scenario first."""
+        found = [d for _, r in self.runs for d in r.differences]
+        return [d for d in found if d.scenario is not None] + [d for d in found if d.scenario is None]
+
+    @property
+    def complete(self) -> bool:
+        return all(r.complete for _, r in self.runs)
+
+    @property
+    def seconds(self) -> float:
+        return sum(r.seconds for _, r in self.runs)
+
+    @property
+    def nodes(self) -> int:
+        return sum(r.nodes for _, r in self.runs)
+
+
+NOT_FIRED = "no lockstep run fired it"
+
+
+def explore_diff_plan(a: Side, b: Side, plan: Sequence[tuple[str, Bounds]], *,
+                      one_sided: bool = False, stop_at_first: bool = True,
+                      on_run: Optional[Callable[[str, Bounds], None]] = None,
+                      on_done: Optional[Callable[[str, DiffReport], None]] = None,
+                      search: Callable[..., DiffReport] = explore_diff,
+                      **options: Any) -> PlanReport:
+    """Each run of the plan through `search` (explore_diff, or one that renders and verifies each
+    difference), its row coverage of table A merged; with `stop_at_first` the runs after the
+    first one that finds a difference are skipped (with `verify` among the options: a difference
+    with a verified scenario; a run whose differences none could be verified for goes on)."""
+    out = PlanReport(a.name, b.name, one_sided)
+    verifying = options.get("verify") is not None or isinstance(search, partial) and \
+        search.keywords.get("verify") is not None
+    for label, bounds in plan:
+        found = out.differences
+        if stop_at_first and found and (not verifying or found[0].scenario is not None):
+            out.skipped.append(label)
+            continue
+        if on_run is not None:
+            on_run(label, bounds)
+        r = search(a, b, bounds, one_sided=one_sided, **options)
+        out.runs.append((label, r))
+        for rid, n in r.rows_fired.items():
+            out.rows_fired[rid] = out.rows_fired.get(rid, 0) + n
+        if on_done is not None:
+            on_done(label, r)
+    for row in a.table.rows:
+        if row.id not in out.rows_fired:
+            out.unfired[row.id] = row.unreachable or NOT_FIRED
+    return out
 
 
 def _unrenderable_steps(d: Difference) -> int:

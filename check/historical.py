@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import Final, Optional
 
 from check.abstract import Bounds
-from model.dsl import SAME, R, Table
+from model.atoms import join_request
+from model.dsl import EFFECTS, SAME, Ctx, R, Table, effect
+from model.effects import _remove as remove
 from check.mutants import NEXT_GENERATION_ROWS, NO_DELAYED_SYNC, mutate
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error, GroupState
@@ -64,6 +66,10 @@ STATIC_CRASH: Final = Bounds(dynamic=0, static=1, max_generation=1,
 # failover after a static restart (KAFKA-10284).
 METADATA_RESTART: Final = Bounds(dynamic=1, static=1, max_generation=2, metadata_changes=True,
                                  max_ids_per_client=1, faults=F({"crash"}))
+# A dynamic and a static consumer that crash: the static one can be absent when a rebalance ends
+# (KAFKA-8220), or restart while its old life's JoinGroup is parked (KAFKA-8500).
+STATIC_AND_DYNAMIC: Final = Bounds(dynamic=1, static=1, max_generation=1, max_ids_per_client=1,
+                                   faults=F({"session", "rebalance", "crash"}))
 STATIC_UNLOAD: Final = Bounds(dynamic=0, static=1, max_generation=1,
                               faults=F({"session", "rebalance", "crash", "unload"}))
 
@@ -110,6 +116,49 @@ KAFKA_10284_PROTOCOL: Final = mutate(CLASSIC_TABLE, "KAFKA-10284-protocol", {
     "Stable/JoinGroup/static-restart-protocol-changed": {
         "reply": R(Error.NONE, "static-restart"), "next_state": SAME,
         "effects": ("replace-static-member", "update-and-park-join", "persist-group", "unpark-join")},
+})
+
+
+
+# -- bugs that need their own effect (the native engine calls them back, check/callbacks.py) ----
+
+@effect("remove-unjoined-members", modifies={"members", "leader"})
+def remove_unjoined_members(ctx: Ctx) -> None:
+    """Before KAFKA-8220: every member that has not rejoined is removed when the join phase
+    ends, static members too (they have no parked request, so nobody is answered)."""
+    for m in list(ctx.group.members):
+        if m.awaiting_join is None:
+            remove(ctx, m.member_id, None)  # the model's own removal: leadership moves
+
+
+@effect("rejoin-static-keep-id", modifies={"members"}, responds=True)
+def rejoin_static_keep_id(ctx: Ctx) -> None:
+    """Before KAFKA-8500: a static member rejoining with an unknown member id outside Stable
+    keeps the instance's old member id; its new JoinGroup replaces the parked one, which is
+    never answered (updateMember), and the old id is not fenced."""
+    iid = join_request(ctx.inp).group_instance_id
+    assert iid is not None
+    old_id = ctx.group.static_member_id(iid)
+    assert old_id is not None
+    ctx.scratch["member_id"] = old_id
+    EFFECTS["update-and-park-join"].fn(ctx)
+
+
+def _all_join_phase_ends(effect_name: str) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
+    for r in CLASSIC_TABLE.rows:
+        if "remove-unjoined-dynamic" in r.effects:
+            out[r.id] = {"effects": tuple(effect_name if e == "remove-unjoined-dynamic" else e
+                                          for e in r.effects)}
+    return out
+
+
+KAFKA_8220: Final = mutate(CLASSIC_TABLE, "KAFKA-8220",
+                           _all_join_phase_ends("remove-unjoined-members"))
+KAFKA_8500: Final = mutate(CLASSIC_TABLE, "KAFKA-8500", {
+    "PreparingRebalance/JoinGroup/static-restart": {"effects": ("rejoin-static-keep-id",)},
+    "CompletingRebalance/JoinGroup/static-restart": {
+        "effects": ("rejoin-static-keep-id", "rebalance")},
 })
 
 HISTORICAL: Final[dict[str, HistoricalBug]] = {b.name: b for b in (
@@ -217,4 +266,29 @@ HISTORICAL: Final[dict[str, HistoricalBug]] = {b.name: b for b in (
         Bounds(static=1, dynamic=0, max_generation=1, mode="open", max_ids_per_client=1,
                faults=F({"session", "rebalance"})),
         "selected-protocol-supported"),
+    HistoricalBug(
+        "KAFKA_8220", KAFKA_8220, "https://github.com/apache/kafka/pull/6666",
+        "with static membership (KIP-345) the rebalance timeout still removed every member that "
+        "had not rejoined, static ones too, so a static member that was slow to rejoin lost its "
+        "membership; the fix keeps static members (only dynamic ones are kicked out)",
+        "every join-phase end removes all non-rejoined members with its own effect "
+        "remove-unjoined-members (instead of the model's remove-unjoined-dynamic)",
+        STATIC_AND_DYNAMIC, None,
+        diff_expected="differs: when the DelayedJoinExpire fires while a static member has not "
+                      "rejoined, Kafka keeps it and answers the rejoined leader's JoinGroup NONE "
+                      "with both members; the mutant answers NONE with the leader alone",
+        diff_bounds=STATIC_AND_DYNAMIC),
+    HistoricalBug(
+        "KAFKA_8500", KAFKA_8500, "https://github.com/apache/kafka/pull/6899",
+        "a static member rejoining with an unknown member id outside Stable kept the instance's "
+        "old member id and silently replaced its parked JoinGroup, so two consumers could share "
+        "one member id; the fix always gives a new id and fences the old one at once",
+        "PreparingRebalance/ and CompletingRebalance/JoinGroup/static-restart use their own "
+        "effect rejoin-static-keep-id (update the old member, park the new request) instead of "
+        "replace-static-member",
+        STATIC_AND_DYNAMIC, None,
+        diff_expected="differs: when a restarted static client's JoinGroup arrives while its old "
+                      "life's JoinGroup is parked, Kafka answers the old one FENCED_INSTANCE_ID; "
+                      "the mutant drops it without a response",
+        diff_bounds=STATIC_AND_DYNAMIC),
 )}

@@ -3,9 +3,12 @@
 The engine is built at run time from the table as plain data (`table_data`): row ids, states,
 events, guards as atoms and negations, reply forms and errors, next states, effects in order,
 the fields each effect may modify, the urgent events, and the Group's fields (GROUP_FIELDS, the
-frame). It implements every atom, effect, reply form, invariant and Group field natively under the
-Python name; a table that names anything it lacks is refused when the engine is made (ValueError
-naming it).
+frame). It implements the model's atoms, effects, reply forms, invariants and Group fields natively
+under their Python names. For anything else a table names (a user's registered atom, effect, reply
+form or invariant, or a redefinition of one of the model's) it calls back into the registered
+Python function (check/callbacks.py: a counted slow path; `slow_path` says which). What cannot be
+called back (a value the abstract world cannot hold, an event the engine lacks) makes the run use
+the Python explorer instead, saying why in one line (`NativeCannotRun`).
 
 The engine reports where each violation is (a path of successor positions from the initial
 world, plus the position of the offending step for a transition invariant). Python replays the
@@ -17,10 +20,12 @@ that Python does not confirm on replay is an `EngineDisagreement`, never a silen
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, TextIO
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Sequence, TextIO
 
 from check.abstract import AbstractModel, Bounds, World
+from check.callbacks import Callbacks, describe_slow, slow_names
 from model.dsl import EFFECTS, GROUP_FIELDS, Guard, SpecDefect, Table
 from check.explore import (LIVENESS, PARKED_ANSWERED, PATH_PROPERTIES, WELL_FORMED, Report, Violation,
                            describe_group, parked_requests, properties_to_check, render_trace)
@@ -36,6 +41,10 @@ class NativeEngineUnavailable(Exception):
 
 class EngineDisagreement(Exception):
     """The native engine reported something the Python model does not confirm on replay."""
+
+
+class NativeCannotRun(ValueError):
+    """The native engine cannot run this table (the message says why); the Python explorer can."""
 
 
 class ExplorationInterrupted(Exception):
@@ -89,11 +98,35 @@ def bounds_data(b: Bounds) -> dict[str, object]:
             "metadata_changes": b.metadata_changes}
 
 
-def make_engine(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> Engine:
-    """A native engine for this table and these bounds (ValueError names what it lacks)."""
+def slow_path(table: Table, urgent: tuple[tuple[str, Guard], ...],
+              invariants: Sequence[str] = ()) -> dict[str, list[str]]:
+    """What a native run of this table sends through Python, by kind (atoms, effects,
+    reply_forms, invariants): what the engine lacks or the model's name now means otherwise."""
+    return slow_names(table, urgent, invariants, implemented())
+
+
+def make_engine(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds,
+                invariants: Sequence[str] = (), force: Sequence[str] = ()) -> tuple[Engine, Callbacks]:
+    """A native engine for this table and these bounds, and the callbacks it asks for what it
+    has no native version of (`force`: names to send through Python anyway, for the tests and
+    benchmarks of the slow path). NativeCannotRun says what it cannot take."""
     rows, urg, fields = table_data(table, urgent)
-    engine: Engine = engine_module().Engine(rows, urg, fields, sorted(GROUP_FIELDS), bounds_data(bounds))
-    return engine
+    slow = slow_path(table, urgent, invariants)
+    for kind in ("atoms", "effects", "reply_forms"):
+        used = {lit.atom for r in table.rows for lit in r.guard.literals} if kind == "atoms" else \
+            {e for r in table.rows for e in r.effects} if kind == "effects" else \
+            {r.reply.form for r in table.rows}
+        slow[kind] = sorted(set(slow[kind]) | (set(force) & used))
+    slow["invariants"] += [n for n in force if n in invariants and n not in slow["invariants"]]
+    callbacks = Callbacks(table, bounds, slow["atoms"],
+                          [(INVARIANTS[n].kind == "transition", n) for n in slow["invariants"]])
+    try:
+        engine: Engine = engine_module().Engine(
+            rows, urg, fields, sorted(GROUP_FIELDS), bounds_data(bounds),
+            (slow["atoms"], slow["effects"], slow["reply_forms"]), callbacks)
+    except ValueError as e:
+        raise NativeCannotRun(str(e)) from e
+    return engine, callbacks
 
 
 @dataclass
@@ -103,6 +136,7 @@ class NativeRun:
     store_bytes: int
     peak_rss_bytes: int
     interrupted: bool
+    through_python: dict[str, int] = field(default_factory=dict)  # calls per atom/row/invariant
 
 
 LAST_RUN: list[NativeRun] = []  # the most recent run's measurements (benchmarks read it)
@@ -113,19 +147,30 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    liveness: bool = True, max_states: Optional[int] = None,
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
                    stop_at_first_violation: bool = False, all_counterexamples: bool = True,
-                   skip: frozenset[str] = frozenset()) -> Report:
+                   skip: frozenset[str] = frozenset(), force: Sequence[str] = ()) -> Report:
     """check.explore.explore, natively: the same Report (counts, coverage, violations with the
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
-    counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C."""
-    engine = make_engine(table, urgent, bounds)
+    counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C,
+    NativeCannotRun when a construct cannot be called back."""
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
+    engine, callbacks = make_engine(table, urgent, bounds, names, force)
+    slow = {n for _, n in callbacks.invariants}
     paths = [p for p in PATH_PROPERTIES if invariants is None or p in invariants]
     settle = None if all_counterexamples else sorted(pending)  # the same stop as check.explore
-    raw = engine.explore(symmetry, names, liveness, max_states, first_violation_only,
-                         stop_at_first_violation, progress is not None, paths, sorted(skip), settle)
+    try:
+        raw = engine.explore(symmetry, [n for n in names if n not in slow], liveness, max_states,
+                             first_violation_only, stop_at_first_violation, progress is not None,
+                             paths, sorted(skip), settle, callbacks.invariants)
+    except RuntimeError as e:
+        if callbacks.cannot:
+            raise NativeCannotRun(f"a Python definition made a value the native engine cannot "
+                                  f"hold: {callbacks.cannot}") from e
+        if callbacks.failure is not None:  # what the Python explorer would have raised (Ctrl-C too)
+            raise callbacks.failure from e
+        raise
     LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
-                             bool(raw["interrupted"]))]
+                             bool(raw["interrupted"]), dict(callbacks.calls))]
     report = Report(bounds, symmetry, rows_total=len(table.rows))
     report.states = int(raw["states"])
     report.edges = int(raw["edges"])
@@ -209,10 +254,20 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
     from check.explore import explore
     try:
         if engine == "native":
-            return explore_native(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
-                                  liveness=liveness, max_states=max_states, progress=progress,
-                                  stop_at_first_violation=stop_at_first_violation,
-                                  all_counterexamples=all_counterexamples, skip=skip)
+            try:
+                report = explore_native(table, urgent, bounds, symmetry=symmetry,
+                                        invariants=invariants, liveness=liveness,
+                                        max_states=max_states, progress=progress,
+                                        stop_at_first_violation=stop_at_first_violation,
+                                        all_counterexamples=all_counterexamples, skip=skip)
+                calls = LAST_RUN[0].through_python if LAST_RUN else {}
+                if calls and progress is not None:
+                    top = ", ".join(f"{k}: {n:,}" for k, n in Counter(calls).most_common(3))
+                    print(f"  through Python: {sum(calls.values()):,} calls ({top})", file=progress)
+                return report
+            except NativeCannotRun as e:
+                print(f"note: the native engine cannot run this table ({e}); using the Python "
+                      f"explorer (--engine python)", file=sys.stderr)
         return explore(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
                        liveness=liveness, max_states=max_states, progress=progress,
                        stop_at_first_violation=stop_at_first_violation,
@@ -227,13 +282,25 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
 
 
 def native_gaps(invariants: Optional[frozenset[str]] = None) -> list[str]:
-    """The invariants of model/invariants.py (or of `invariants`) the native engine lacks; []
-    when it has them all. Raises NativeEngineUnavailable when it is not installed."""
+    """The path properties (or those of `invariants`) the native engine lacks; [] when it has
+    them all (an invariant it lacks is called back into Python, never a gap). Raises
+    NativeEngineUnavailable when it is not installed."""
     from check.explore import LIVENESS, PATH_PROPERTIES
-    done = implemented()
-    have = set(done["invariants"]) | set(done.get("path_properties", [LIVENESS]))
-    wanted = list(INVARIANTS) + list(PATH_PROPERTIES)
-    return [n for n in wanted if (invariants is None or n in invariants) and n not in have]
+    have = set(implemented().get("path_properties", [LIVENESS]))
+    return [n for n in PATH_PROPERTIES if (invariants is None or n in invariants) and n not in have]
+
+
+def engine_header(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...],
+                  invariants: Optional[frozenset[str]] = None) -> str:
+    """`native engine`, `native engine, 2 effects through Python` or `Python engine`."""
+    if engine != "native":
+        return "Python engine"
+    names = [n for n in INVARIANTS if invariants is None or n in invariants]
+    try:
+        slow = describe_slow(slow_path(table, urgent, names))
+    except ValueError as e:  # a name nothing registered: the run itself reports it
+        return f"native engine ({e})"
+    return "native engine" + (f", {slow}" if slow else "")
 
 
 def choose_engine(requested: str, invariants: Optional[frozenset[str]],

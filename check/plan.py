@@ -67,3 +67,37 @@ PLAN_MAX_STATES: Final = 2_000_000
 # The plan `groupspec check --engine python` runs, and on which tests/engine checks that both
 # explorers agree exactly (states, edges, depth, rows, verdicts): Python finishes it in CI time.
 AGREEMENT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = PYTHON_PLAN
+
+# The refinement plan: the lockstep searches `groupspec check --refines` and `groupspec diff` run
+# when no bound option is given (check/diff.py explore_diff_plan; they stop at the first that
+# finds a difference). Each is small enough for the Python lockstep (a pair of sets of worlds per
+# node, so a few thousand nodes cost what a hundred thousand states cost the explorer); together
+# they reach what the check plan reaches: misbehaving clients, static members and impersonation,
+# partition moves and append failures, JoinGroup v0-3 and group.max.size
+# (benchmarks/refinement_plan_results.md: time and row coverage on Kafka's table).
+REFINEMENT_PLAN: Final[tuple[tuple[str, Bounds], ...]] = (
+    # cheap runs first (about a second each on Kafka's table), so a table that differs there is
+    # answered at once; then the open-mode clients, which find most differences in a few inputs;
+    # the large closed-mode runs last. Runs shared with the check plan are taken from it.
+    PYTHON_PLAN[2],  # a static consumer, crashes (static restarts) and lost responses
+    ("closed: a static consumer, partition unload/load",
+     Bounds(dynamic=0, static=1, max_generation=1,
+            faults=F({"session", "rebalance", "crash", "unload"}))),
+    PYTHON_PLAN[4],  # one consumer, partition unload/load, offsets expiry, append failures
+    PYTHON_PLAN[5],  # JoinGroup v0-3, members changing their metadata
+    PYTHON_PLAN[6],  # group.max.size 1
+    ("closed: 2 consumers, crashes and lost responses (no timeouts: with them, minutes)",
+     Bounds(dynamic=2, max_generation=1, max_ids_per_client=1, faults=F({"crash", "lost"}))),
+    ("open: any request from one dynamic client, append failures",
+     Bounds(dynamic=1, max_generation=1, mode="open", max_ids_per_client=1,
+            faults=F({"session", "rebalance", "append"}))),
+    ("open: any request from one static client, append failures",
+     Bounds(static=1, dynamic=0, max_generation=1, mode="open", max_ids_per_client=1,
+            faults=F({"session", "rebalance", "append"}))),
+    ("closed: a static restart after a subscription change",
+     Bounds(dynamic=1, static=1, max_generation=2, metadata_changes=True, max_ids_per_client=1,
+            faults=F({"crash"}))),
+    ("closed: 2 consumers, timeouts and a stalling client, two rebalances",
+     Bounds(dynamic=2, max_generation=2, faults=SRS)),
+    PYTHON_PLAN[3],  # a dynamic and a static consumer, crashes, impersonation
+)

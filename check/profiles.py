@@ -57,6 +57,10 @@ def table_of(spec: str, what: str = "--table") -> tuple[Table, Urgent]:
         obj = entry[0] if entry else None
     if not isinstance(obj, Table):
         raise BadInput(f"{what}: {spec!r} is not a transition table")
+    try:
+        obj.validate()  # a name nothing registered fails here, not in the middle of a run
+    except ValueError as e:
+        raise BadInput(f"{what}: {spec!r}: {e}") from e
     return obj, getattr(mod, "URGENT", URGENT)
 
 

@@ -10,12 +10,15 @@ class Engine:
 
     def __init__(self, rows: list[RowData], urgent: list[tuple[str, list[tuple[str, bool]]]],
                  effect_fields: list[tuple[str, list[str]]], group_fields: list[str],
-                 bounds: dict[str, object]) -> None: ...
+                 bounds: dict[str, object],
+                 slow_path: Optional[tuple[list[str], list[str], list[str]]] = None,
+                 callbacks: Optional[object] = None) -> None: ...
 
     def explore(self, symmetry: bool, invariants: list[str], liveness: bool,
                 max_states: Optional[int], first_violation_only: bool,
                 stop_at_first_violation: bool, progress: bool, path_properties: list[str],
-                skip: list[str], settle: Optional[list[str]] = None) -> dict[str, Any]: ...
+                skip: list[str], settle: Optional[list[str]] = None,
+                py_invariants: list[tuple[bool, str]] = ...) -> dict[str, Any]: ...
 
     def initial(self) -> bytes: ...
 

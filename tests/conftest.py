@@ -54,6 +54,16 @@ SLOW: Final[dict[str, str]] = {
     "tests/diff/test_diff.py::test_the_table_does_not_differ_from_itself_or_a_renaming":
         "3 full searches that find nothing (9 s)",
     "tests/diff/test_diff_historical.py": "historical bugs diffed at their bounds (20 s in all)",
+    "tests/check/test_refinement_plan.py::test_the_plan_kills_every_mutant_with_a_scenario_kafka_passes":
+        "the refinement plan per mutant, stopping at its first difference (0.1-40 s each)",
+    "tests/check/test_refinement_plan.py::test_the_plan_kills_every_historical_bug_with_a_scenario_kafka_passes":
+        "the refinement plan per historical bug (benchmarks/refinement_plan_results.md)",
+    "tests/check/test_refinement_plan.py::test_the_plan_kills_what_one_bound_missed":
+        "issue 24's two tables, through the plan's runs up to the one that differs (3-9 s each)",
+    "tests/check/test_refinement_plan.py::test_kafka_refines_itself_and_a_renaming_on_the_whole_plan":
+        "the whole refinement plan twice, nothing to stop at (minutes: benchmarks/refinement_plan_results.md)",
+    "tests/engine/test_callbacks.py::test_every_name_forced_through_python_explores_what_the_engine_does":
+        "every model name through Python on five bounds (about 8 s)",
     "tests/diff/test_junit_first_counterexample.py::"
     "test_the_default_plan_has_a_state_budget_per_run_and_a_cut_run_never_passes":
         "runs the default plan (20 s)",

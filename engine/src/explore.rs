@@ -20,6 +20,9 @@ pub struct Options {
     pub symmetry: bool,
     /// Invariants to check, in model/invariants.py's order.
     pub invariants: Vec<(bool, Inv)>,
+    /// Invariants only Python has (is a transition invariant, name), asked through the table's
+    /// callbacks (their index here is the callback's `inv`).
+    pub py_invariants: Vec<(bool, String)>,
     pub liveness: bool,
     pub max_states: Option<usize>,
     pub first_violation_only: bool,
@@ -297,9 +300,21 @@ pub fn explore(
     queue.push(&enc)?;
     parent.push(u32::MAX);
     ord.push(0);
+    let no_callbacks = || "invariants through Python without callbacks".to_string();
+    let py_state: Vec<(u16, &str)> = py_invariants(opts, false);
+    let py_transition: Vec<(u16, &str)> = py_invariants(opts, true);
+    let cb = model.table.callbacks.as_ref();
+    if cb.is_none() && !opts.py_invariants.is_empty() {
+        return Err(no_callbacks());
+    }
     for inv in &state_invs {
         if state_violated(*inv, &init.group) {
             violate(&mut violations, inv_name(*inv), 0, None);
+        }
+    }
+    for (i, name) in &py_state {
+        if cb.ok_or_else(no_callbacks)?.state_violated(*i, &init.group)? {
+            violate(&mut violations, name, 0, None);
         }
     }
     let mut head = 0usize;
@@ -348,6 +363,14 @@ pub fn explore(
                         violate(&mut violations, inv_name(*inv), node, Some(k as u32));
                     }
                 }
+                if !py_transition.is_empty() {
+                    let ids: Vec<String> = t.rows.iter().map(|r| model.table.rows[*r as usize].id.clone()).collect();
+                    for (i, name) in &py_transition {
+                        if cb.ok_or_else(no_callbacks)?.transition_violated(*i, &ids, &w.group, inp, t)? {
+                            violate(&mut violations, name, node, Some(k as u32));
+                        }
+                    }
+                }
             }
             encode_world(&s.world, &mut enc)?;
             if enc == here {
@@ -366,6 +389,11 @@ pub fn explore(
                 for inv in &state_invs {
                     if state_violated(*inv, &s.world.group) {
                         violate(&mut violations, inv_name(*inv), nxt, None);
+                    }
+                }
+                for (i, name) in &py_state {
+                    if cb.ok_or_else(no_callbacks)?.state_violated(*i, &s.world.group)? {
+                        violate(&mut violations, name, nxt, None);
                     }
                 }
             }
@@ -599,6 +627,16 @@ fn thousands(n: usize) -> String {
 }
 
 /// The successor positions from the initial state to `node` (BFS parent links).
+/// The Python invariants of one kind, with their callback index.
+fn py_invariants(opts: &Options, transition: bool) -> Vec<(u16, &str)> {
+    opts.py_invariants
+        .iter()
+        .enumerate()
+        .filter(|(_, (t, _))| *t == transition)
+        .map(|(i, (_, n))| (i as u16, n.as_str()))
+        .collect()
+}
+
 pub fn path_to(parent: &[u32], ord: &[u16], node: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let mut n = node;

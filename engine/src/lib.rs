@@ -1,8 +1,9 @@
 //! groupspec's native explorer. The transition table is handed over from Python as plain data at
-//! run time; this crate implements the table's atoms, effects, reply forms and invariants (under
+//! run time; this crate implements the model's atoms, effects, reply forms and invariants (under
 //! their Python names), the abstract model of check/abstract.py and the explorer of
-//! check/explore.py. The Python binding (feature `python`) is a thin layer: plain data in,
-//! plain data out.
+//! check/explore.py. What a user registered and the crate lacks is called back into Python
+//! (`step::Callbacks`, a counted slow path; check/callbacks.py answers). The Python binding
+//! (feature `python`) is a thin layer: plain data in, plain data out.
 
 #![forbid(unsafe_code)]
 

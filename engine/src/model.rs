@@ -928,6 +928,83 @@ impl Names {
         }
     }
 
+    /// A request as check/abstract.py makes it (model/messages.py's repr, defaults left out).
+    pub fn req_repr(&self, r: &Req) -> String {
+        let inst = |i: Inst| py_opt_str(self.inst(i));
+        match r {
+            Req::Join(j) => format!(
+                "JoinGroupRequest(group_id='g', member_id={}, protocol_type={}, protocols={}, session_timeout_ms={}, \
+                 rebalance_timeout_ms={}, group_instance_id={}, require_known_member_id={}, \
+                 supports_skip_assignment={}, client_id={})",
+                py_str(&self.mid(j.member)),
+                ptype_opt(j.ptype),
+                protocols_repr(j.protocols),
+                j.session_timeout,
+                j.rebalance_timeout,
+                inst(j.instance),
+                py_bool(j.require_known),
+                py_bool(j.skip),
+                py_str(&self.client(j.client)),
+            ),
+            Req::Sync { member, generation, instance, ptype, pname, assignments } => format!(
+                "SyncGroupRequest(group_id='g', member_id={}, generation_id={generation}, group_instance_id={}, \
+                 protocol_type={}, protocol_name={}, assignments={})",
+                py_str(&self.mid(*member)),
+                inst(*instance),
+                ptype_opt(*ptype),
+                pname_opt(*pname),
+                py_tuple(assignments.iter().map(|m| format!("({}, b'a')", py_str(&self.mid(*m)))).collect()),
+            ),
+            Req::Heartbeat { member, generation, instance } => format!(
+                "HeartbeatRequest(group_id='g', member_id={}, generation_id={generation}, group_instance_id={})",
+                py_str(&self.mid(*member)),
+                inst(*instance),
+            ),
+            Req::Leave { members } => format!(
+                "LeaveGroupRequest(group_id='g', members={})",
+                py_tuple(
+                    members
+                        .iter()
+                        .map(|(m, i)| format!(
+                            "MemberIdentity(member_id={}, group_instance_id={})",
+                            py_str(&self.mid(*m)),
+                            inst(*i)
+                        ))
+                        .collect()
+                ),
+            ),
+            Req::Commit { member, generation, instance } => format!(
+                "OffsetCommitRequest(group_id='g', member_id={}, generation_id={generation}, \
+                 offsets=((TopicPartition(topic='t', partition=0), 1),), group_instance_id={})",
+                py_str(&self.mid(*member)),
+                inst(*instance),
+            ),
+            Req::Fetch => "OffsetFetchRequest(group_id='g', partitions=(TopicPartition(topic='t', partition=0),))".to_string(),
+            Req::Describe => "DescribeGroupsRequest(group_ids=('g',))".to_string(),
+            Req::List { filter } => format!(
+                "ListGroupsRequest(states_filter={})",
+                match filter {
+                    1 => "('Empty',)",
+                    2 => "('Stable',)",
+                    _ => "()",
+                }
+            ),
+            Req::Delete => "DeleteGroupsRequest(group_ids=('g',))".to_string(),
+        }
+    }
+
+    /// model/state.py Input's repr.
+    pub fn input_repr(&self, x: &Input) -> String {
+        format!(
+            "Input(kind='{}', request={}, member_id={}, instance_id={}, request_id={})",
+            x.kind.name(),
+            x.req.as_ref().map(|r| self.req_repr(r)).unwrap_or_else(|| "None".to_string()),
+            x.member.map(|m| py_str(&self.mid(m))).unwrap_or_else(|| "None".to_string()),
+            py_opt_str(self.inst(x.instance)),
+            x.request_id
+        )
+    }
+
     pub fn output_repr(&self, o: &Output) -> String {
         let resp = match &o.resp {
             None => "Superseded()".to_string(),

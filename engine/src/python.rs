@@ -1,5 +1,6 @@
-//! The PyO3 surface: `Engine(rows, urgent, effect_fields, group_fields, bounds)`, `Engine.explore(...)`,
-//! `Engine.initial()`, `Engine.successors(world)` and `implemented()`.
+//! The PyO3 surface: `Engine(rows, urgent, effect_fields, group_fields, bounds, slow_path,
+//! callbacks)`, `Engine.explore(...)`, `Engine.initial()`, `Engine.successors(world)` and
+//! `implemented()`; and `PyCallbacks`, the slow path into check/callbacks.py.
 
 use crate::abstract_model::*;
 use crate::explore::{explore, path_to, Options, Progress, LIVENESS, PARKED_ANSWERED};
@@ -8,11 +9,232 @@ use crate::model::*;
 use crate::step::*;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::io::Write;
 use std::time::Instant;
 
 type RowTuple = (String, Vec<String>, String, Vec<(String, bool)>, String, String, Option<String>, Vec<String>, bool);
+
+/// The slow path: the Python object (check/callbacks.py) that answers for the atoms, rows and
+/// invariants the engine has no native version of. Worlds go to it as their Python repr, and
+/// come back as plain tuples of the engine's codes.
+struct PyCallbacks {
+    obj: Py<PyAny>,
+    names: Names,
+}
+
+type MemberTuple = (u8, u8, u8, u8, u8, i32, i32, Option<(u16, bool)>, Option<u16>, (bool, bool, bool, bool));
+type GroupHead = (u8, i32, u8, u8, u8);
+type PersistedTuple = (u8, i32, u8, u8, u8, Vec<MemberTuple>);
+type GroupTuple = (
+    GroupHead,
+    Vec<MemberTuple>,
+    Vec<u8>,
+    Vec<(bool, i32, i32)>,
+    Vec<i32>,
+    Option<i32>,
+    Option<PersistedTuple>,
+    bool,
+    bool,
+);
+
+type JoinTuple = (String, i16, i32, u8, u8, u8, u8, bool, Vec<(u8, u8, Option<u8>)>);
+type DescribeTuple = (String, i16, String, u8, u8, Vec<(u8, u8, u8, Option<u8>, bool)>);
+
+fn state_of(v: u8) -> Result<State, String> {
+    State::ALL.get(v as usize).copied().ok_or_else(|| format!("no state {v}"))
+}
+
+fn member_of(t: MemberTuple) -> Member {
+    let (id, instance, client, ptype, protocols, session_timeout, rebalance_timeout, aj, a_sync, flags) = t;
+    let (is_new, assignment, session, pending_sync) = flags;
+    Member {
+        id,
+        instance,
+        client,
+        ptype,
+        protocols,
+        session_timeout,
+        rebalance_timeout,
+        aj,
+        a_sync,
+        is_new,
+        assignment,
+        session,
+        pending_sync,
+    }
+}
+
+fn group_of(t: GroupTuple) -> Result<Group, String> {
+    let ((state, generation, ptype, pname, leader), members, pending, jts, sts, offsets, persisted, owned, nma) = t;
+    let persisted = match persisted {
+        None => None,
+        Some((st, generation, ptype, pname, leader, ms)) => Some(std::rc::Rc::new(Persisted {
+            state: state_of(st)?,
+            generation,
+            ptype,
+            pname,
+            leader,
+            members: ms.into_iter().map(member_of).collect(),
+        })),
+    };
+    Ok(Group {
+        state: state_of(state)?,
+        generation,
+        ptype,
+        pname,
+        leader,
+        members: members.into_iter().map(member_of).collect(),
+        pending: pending.into_iter().collect(),
+        join_timers: jts.into_iter().map(|(initial, delay, remaining)| JoinTimer { initial, delay, remaining }).collect(),
+        sync_timers: sts.into_iter().collect(),
+        offsets,
+        persisted,
+        owned,
+        new_member_added: nma,
+    })
+}
+
+fn described_state(s: &str) -> Result<&'static str, String> {
+    match s {
+        "" => Ok(""),
+        "Dead" => Ok("Dead"),
+        x => State::from_name(x).map(|st| st.name()).ok_or_else(|| format!("no group state {x:?}")),
+    }
+}
+
+fn resp_of(t: &Bound<'_, PyAny>) -> PyResult<Resp> {
+    let tag: String = t.get_item(0)?.extract()?;
+    Ok(match tag.as_str() {
+        "join" => {
+            let (_, error, generation, ptype, pname, leader, member, skip, ms): JoinTuple = t.extract()?;
+            let members = ms.into_iter().map(|(id, instance, meta)| JoinMember { id, instance, meta }).collect();
+            Resp::Join { error, generation, ptype, pname, leader, member, skip, members }
+        }
+        "sync" => {
+            let (_, error, ptype, pname, assignment): (String, i16, u8, u8, bool) = t.extract()?;
+            Resp::Sync { error, ptype, pname, assignment }
+        }
+        "heartbeat" => Resp::Heartbeat { error: t.extract::<(String, i16)>()?.1 },
+        "leave" => {
+            let (_, error, members): (String, i16, Vec<(u8, u8, i16)>) = t.extract()?;
+            Resp::Leave { error, members }
+        }
+        "commit" => Resp::Commit { error: t.extract::<(String, i16)>()?.1 },
+        "fetch" => {
+            let (_, error, partition): (String, i16, Option<i32>) = t.extract()?;
+            Resp::Fetch { error, partition }
+        }
+        "describe" => {
+            let (_, error, state, ptype, protocol, ms): DescribeTuple = t.extract()?;
+            let members = ms
+                .into_iter()
+                .map(|(id, instance, client, meta, assignment)| DescMember { id, instance, client, meta, assignment })
+                .collect();
+            Resp::Describe { error, state: described_state(&state).map_err(PyValueError::new_err)?, ptype, protocol, members }
+        }
+        "list" => {
+            let (_, error, listed): (String, i16, Option<(u8, u8)>) = t.extract()?;
+            let listed = match listed {
+                None => None,
+                Some((p, st)) => Some((p, state_of(st).map_err(PyValueError::new_err)?)),
+            };
+            Resp::List { error, listed }
+        }
+        "delete" => Resp::Delete { error: t.extract::<(String, i16)>()?.1 },
+        x => return Err(PyValueError::new_err(format!("no response kind {x:?}"))),
+    })
+}
+
+fn internal(e: PyErr) -> StepError {
+    StepError::Internal(format!("through Python: {e}"))
+}
+
+impl Callbacks for PyCallbacks {
+    fn atom(&self, atom: u16, g: &Group, x: &Input, s: &Settings) -> Result<bool, StepError> {
+        Python::with_gil(|py| {
+            let r = self.obj.call_method1(
+                py,
+                "atom",
+                (atom, self.names.group_repr(g), self.names.input_repr(x), s.append_ok),
+            )?;
+            r.extract::<bool>(py)
+        })
+        .map_err(internal)
+    }
+
+    fn fire_row(
+        &self,
+        row: &str,
+        g: &Group,
+        x: &Input,
+        s: &Settings,
+        ch: &mut Chooser,
+    ) -> Result<RowOutcome, StepError> {
+        let rest: Vec<u32> = ch.prefix.iter().skip(ch.made.len()).copied().collect();
+        Python::with_gil(|py| -> PyResult<Result<RowOutcome, StepError>> {
+            let r = self.obj.call_method1(
+                py,
+                "fire",
+                (row, self.names.group_repr(g), self.names.input_repr(x), s.append_ok, rest),
+            )?;
+            let r = r.bind(py).downcast::<PyTuple>()?.clone();
+            let tag: String = r.get_item(0)?.extract()?;
+            if tag == "defect" {
+                return Ok(Err(StepError::Defect(Defect { message: r.get_item(1)?.extract()? })));
+            }
+            let group = group_of(r.get_item(1)?.extract()?).map_err(PyValueError::new_err)?;
+            let mut outputs = Vec::new();
+            for o in r.get_item(2)?.try_iter()? {
+                let o = o?;
+                let resp = o.get_item(1)?;
+                outputs.push(Output {
+                    rid: o.get_item(0)?.extract()?,
+                    resp: if resp.is_none() { None } else { Some(resp_of(&resp)?) },
+                    member: o.get_item(2)?.extract()?,
+                });
+            }
+            let reply = r.get_item(3)?;
+            let reply = if reply.is_none() { None } else { Some(resp_of(&reply)?) };
+            let made: Vec<u32> = r.get_item(4)?.extract()?;
+            let counts: Vec<u32> = r.get_item(5)?.extract()?;
+            ch.made.extend(made);
+            ch.counts.extend(counts);
+            Ok(Ok((group, outputs, reply)))
+        })
+        .map_err(internal)?
+    }
+
+    fn state_violated(&self, inv: u16, g: &Group) -> Result<bool, String> {
+        Python::with_gil(|py| {
+            self.obj.call_method1(py, "state_violated", (inv, self.names.group_repr(g)))?.extract::<bool>(py)
+        })
+        .map_err(|e| format!("through Python: {e}"))
+    }
+
+    fn transition_violated(
+        &self,
+        inv: u16,
+        rows: &[String],
+        before: &Group,
+        x: &Input,
+        t: &Transition,
+    ) -> Result<bool, String> {
+        let n = &self.names;
+        let outputs: Vec<String> = t.outputs.iter().map(|o| n.output_repr(o)).collect();
+        let reply = t.reply.as_ref().map(|r| n.resp_repr(r));
+        Python::with_gil(|py| {
+            self.obj
+                .call_method1(
+                    py,
+                    "transition_violated",
+                    (inv, rows.to_vec(), n.group_repr(before), n.input_repr(x), n.group_repr(&t.after), outputs, reply),
+                )?
+                .extract::<bool>(py)
+        })
+        .map_err(|e| format!("through Python: {e}"))
+    }
+}
 
 #[pyclass(module = "groupspec_engine")]
 struct Engine {
@@ -32,14 +254,19 @@ impl Engine {
     /// rows: (id, states, event, guard literals, reply form, error name, next state, effects,
     /// new incarnation); urgent: (event, guard literals); effect_fields: (effect, fields it
     /// modifies); group_fields: model/dsl.py GROUP_FIELDS; bounds: the fields of
-    /// check.abstract.Bounds.
+    /// check.abstract.Bounds; slow_path: the (atoms, effects, reply forms) to ask `callbacks`
+    /// for (check/callbacks.py) instead of refusing the table.
     #[new]
+    #[pyo3(signature = (rows, urgent, effect_fields, group_fields, bounds, slow_path=None, callbacks=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         rows: Vec<RowTuple>,
         urgent: Vec<(String, Vec<(String, bool)>)>,
         effect_fields: Vec<(String, Vec<String>)>,
         group_fields: Vec<String>,
         bounds: &Bound<'_, PyDict>,
+        slow_path: Option<(Vec<String>, Vec<String>, Vec<String>)>,
+        callbacks: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let data = rows
             .into_iter()
@@ -55,7 +282,22 @@ impl Engine {
                 new_incarnation,
             })
             .collect();
-        let table = Table::new(data, urgent, effect_fields, group_fields).map_err(PyValueError::new_err)?;
+        let dynamic_clients: u8 = bounds
+            .get_item("dynamic")?
+            .ok_or_else(|| PyValueError::new_err("bounds: missing dynamic"))?
+            .extract()?;
+        let slow = match (slow_path, callbacks) {
+            (Some((atoms, effects, reply_forms)), Some(obj)) => Some(SlowPath {
+                atoms,
+                effects,
+                reply_forms,
+                callbacks: Box::new(PyCallbacks { obj, names: Names { dynamic: dynamic_clients } }),
+            }),
+            (None, None) => None,
+            _ => return Err(PyValueError::new_err("slow_path and callbacks go together")),
+        };
+        let table =
+            Table::with_slow_path(data, urgent, effect_fields, group_fields, slow).map_err(PyValueError::new_err)?;
         let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
             bounds.get_item(k)?.ok_or_else(|| PyValueError::new_err(format!("bounds: missing {k}")))
         };
@@ -89,7 +331,7 @@ impl Engine {
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of
     /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
-    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None))]
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn explore<'py>(
         &self,
@@ -104,6 +346,7 @@ impl Engine {
         path_properties: Vec<String>,
         skip: Vec<String>,
         settle: Option<Vec<String>>,
+        py_invariants: Vec<(bool, String)>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut invs = Vec::new();
         for name in &invariants {
@@ -115,6 +358,7 @@ impl Engine {
         let opts = Options {
             symmetry,
             invariants: invs,
+            py_invariants,
             liveness,
             max_states,
             first_violation_only,

@@ -157,6 +157,64 @@ pub fn select_protocol(prefs: &[Vec<u8>]) -> u8 {
     PN_NONE
 }
 
+/// A guard literal's atom: one the engine implements, or one Python registered that it calls
+/// back into (the slow path; its index into `Table::py_atoms`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Lit {
+    Native(Atom),
+    Py(u16),
+}
+
+impl Lit {
+    /// Its slot in a step's memo of atom values.
+    fn slot(self) -> usize {
+        match self {
+            Lit::Native(a) => a as usize,
+            Lit::Py(i) => ATOMS.len() + i as usize,
+        }
+    }
+}
+
+/// What a row applied by Python made: the group after it, the responses, its reply.
+pub type RowOutcome = (Group, Vec<Output>, Option<Resp>);
+
+/// What the engine asks Python for when the table names an atom, effect, reply form or
+/// invariant it has no native version of (a counted slow path, per call). The `python` feature
+/// implements it; a table without such names never calls it.
+pub trait Callbacks {
+    /// The value of `Table::py_atoms[atom]`.
+    fn atom(&self, atom: u16, g: &Group, x: &Input, s: &Settings) -> Result<bool, StepError>;
+    /// Row `row` applied by model.step (its effects, frame check, next state and reply):
+    /// the group after it, the responses it made and its reply.
+    fn fire_row(
+        &self,
+        row: &str,
+        g: &Group,
+        x: &Input,
+        s: &Settings,
+        ch: &mut Chooser,
+    ) -> Result<RowOutcome, StepError>;
+    /// Whether the state invariant `inv` (an index into the explorer's Python invariants) is violated.
+    fn state_violated(&self, inv: u16, g: &Group) -> Result<bool, String>;
+    /// Whether the transition invariant `inv` is violated by the step `before --x--> t`.
+    fn transition_violated(
+        &self,
+        inv: u16,
+        rows: &[String],
+        before: &Group,
+        x: &Input,
+        t: &Transition,
+    ) -> Result<bool, String>;
+}
+
+/// The names a table sends through Python, and who answers for them.
+pub struct SlowPath {
+    pub atoms: Vec<String>,
+    pub effects: Vec<String>,
+    pub reply_forms: Vec<String>,
+    pub callbacks: Box<dyn Callbacks + Send + Sync>,
+}
+
 pub fn eval_atom(a: Atom, g: &Group, x: &Input, s: &Settings) -> Result<bool, String> {
     use Atom::*;
     Ok(match a {
@@ -1109,6 +1167,8 @@ pub enum ReplyKind {
     NoReply,
     Continue,
     Form(Form),
+    /// A reply form only Python has.
+    PyForm,
 }
 
 #[derive(Clone, Debug)]
@@ -1116,7 +1176,7 @@ pub struct RowSpec {
     pub id: String,
     pub source: State,
     pub event: Ev,
-    pub guard: Vec<(Atom, bool)>,
+    pub guard: Vec<(Lit, bool)>,
     pub reply: ReplyKind,
     pub error: ErrCode,
     pub next_state: Option<State>,
@@ -1124,6 +1184,8 @@ pub struct RowSpec {
     /// Group fields the row may change (Field::bit).
     pub modifies: u16,
     pub new_incarnation: bool,
+    /// An effect or the reply form is Python's only: model.step applies the whole row.
+    pub py: bool,
 }
 
 /// The plain data handed over from Python for one row.
@@ -1143,7 +1205,10 @@ pub struct RowData {
 pub struct Table {
     pub rows: Vec<RowSpec>,
     index: FxHashMap<(State, Ev), Vec<usize>>,
-    pub urgent: Vec<(Ev, Vec<(Atom, bool)>)>,
+    pub urgent: Vec<(Ev, Vec<(Lit, bool)>)>,
+    /// The atoms evaluated through Python (`Lit::Py` indexes them).
+    pub py_atoms: Vec<String>,
+    pub callbacks: Option<Box<dyn Callbacks + Send + Sync>>,
 }
 
 fn lookup<T: Copy>(table: &[(&str, T)], name: &str, what: &str) -> Result<T, String> {
@@ -1167,6 +1232,29 @@ impl Table {
         effect_modifies: Vec<(String, Vec<String>)>,
         group_fields: Vec<String>,
     ) -> Result<Table, String> {
+        Table::with_slow_path(rows, urgent, effect_modifies, group_fields, None)
+    }
+
+    /// `new`, sending the names `slow` lists through its callbacks instead of failing on them.
+    pub fn with_slow_path(
+        rows: Vec<RowData>,
+        urgent: Vec<(String, Vec<(String, bool)>)>,
+        effect_modifies: Vec<(String, Vec<String>)>,
+        group_fields: Vec<String>,
+        slow: Option<SlowPath>,
+    ) -> Result<Table, String> {
+        let (py_atom_names, py_effects, py_forms, callbacks): (Vec<String>, Vec<String>, Vec<String>, _) = match slow {
+            None => (Vec::new(), Vec::new(), Vec::new(), None),
+            Some(sp) => (sp.atoms, sp.effects, sp.reply_forms, Some(sp.callbacks)),
+        };
+        // `Lit::Py(i)` is the callbacks' atom i: the position in the list they gave
+        let py_atoms = py_atom_names;
+        let lit = |a: &str| -> Result<Lit, String> {
+            match py_atoms.iter().position(|n| n == a) {
+                Some(i) => Ok(Lit::Py(u16::try_from(i).map_err(|_| "too many atoms through Python")?)),
+                None => atom_by_name(a).map(Lit::Native),
+            }
+        };
         let mut given = 0u16;
         for f in &group_fields {
             given |= lookup(FIELDS, f, "Group field")?.bit();
@@ -1195,13 +1283,18 @@ impl Table {
                 .ok_or_else(|| format!("row {}: the native engine has no event named {:?}", r.id, r.event))?;
             let mut guard = Vec::new();
             for (a, pos) in &r.guard {
-                guard.push((atom_by_name(a).map_err(|e| format!("row {}: {e}", r.id))?, *pos));
+                guard.push((lit(a).map_err(|e| format!("row {}: {e}", r.id))?, *pos));
             }
+            let py_form = py_forms.contains(&r.form);
             let reply = match r.form.as_str() {
                 "park" => ReplyKind::Park,
                 "none" => ReplyKind::NoReply,
                 "continue" => ReplyKind::Continue,
-                f => ReplyKind::Form(lookup(REPLY_FORMS, f, "reply form").map_err(|e| format!("row {}: {e}", r.id))?),
+                f => match lookup(REPLY_FORMS, f, "reply form") {
+                    Ok(form) => ReplyKind::Form(form),
+                    Err(_) if py_form => ReplyKind::PyForm,
+                    Err(e) => return Err(format!("row {}: {e}", r.id)),
+                },
             };
             let error = error_from_name(&r.error)
                 .ok_or_else(|| format!("row {}: the native engine has no error named {:?}", r.id, r.error))?;
@@ -1211,8 +1304,13 @@ impl Table {
             };
             let mut effects = Vec::new();
             let mut modifies = 0u16;
+            let mut py = py_form;
             for e in &r.effects {
-                effects.push(lookup(EFFECTS, e, "effect").map_err(|x| format!("row {}: {x}", r.id))?);
+                if py_effects.iter().any(|x| x == e) {
+                    py = true;
+                } else {
+                    effects.push(lookup(EFFECTS, e, "effect").map_err(|x| format!("row {}: {x}", r.id))?);
+                }
                 modifies |= *mods.get(e).ok_or_else(|| format!("row {}: no field declaration for effect {e:?}", r.id))?;
             }
             if next_state.is_some() {
@@ -1233,6 +1331,7 @@ impl Table {
                         effects: effects.clone(),
                         modifies,
                         new_incarnation: r.new_incarnation,
+                        py,
                     },
                 ));
             }
@@ -1257,11 +1356,25 @@ impl Table {
             let e = Ev::from_name(&ev).ok_or_else(|| format!("urgent event {ev:?} unknown to the native engine"))?;
             let mut g = Vec::new();
             for (a, p) in lits {
-                g.push((atom_by_name(&a)?, p));
+                g.push((lit(&a)?, p));
             }
             urg.push((e, g));
         }
-        Ok(Table { rows, index, urgent: urg })
+        if callbacks.is_none() && !py_atoms.is_empty() {
+            return Err("atoms through Python without callbacks".into());
+        }
+        Ok(Table { rows, index, urgent: urg, py_atoms, callbacks })
+    }
+
+    /// A literal's atom, natively or through Python.
+    pub fn eval(&self, a: Lit, g: &Group, x: &Input, s: &Settings) -> Result<bool, StepError> {
+        match a {
+            Lit::Native(a) => Ok(eval_atom(a, g, x, s)?),
+            Lit::Py(i) => match &self.callbacks {
+                Some(cb) => cb.atom(i, g, x, s),
+                None => Err("an atom through Python without callbacks".into()),
+            },
+        }
     }
 }
 
@@ -1309,14 +1422,14 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     let kind = ctx.inp.kind;
     let empty = Vec::new();
     let cands = t.index.get(&(before_state, kind)).unwrap_or(&empty);
-    let mut memo: [u8; 64] = [2; 64];
+    let mut memo: SmallVec<[u8; 64]> = smallvec::smallvec![2; ATOMS.len() + t.py_atoms.len()];
     let mut matched: SmallVec<[usize; 2]> = SmallVec::new();
     for &ri in cands {
         let mut ok = true;
         for (a, pos) in &t.rows[ri].guard {
-            let idx = *a as usize;
+            let idx = a.slot();
             let v = if memo[idx] == 2 {
-                let v = eval_atom(*a, &ctx.g, &ctx.inp, ctx.s)?;
+                let v = t.eval(*a, &ctx.g, &ctx.inp, ctx.s)?;
                 memo[idx] = v as u8;
                 v
             } else {
@@ -1343,6 +1456,13 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     let ri = matched[0];
     let row = &t.rows[ri];
     ctx.scratch = Scratch::default();
+    if row.py {
+        let cb = t.callbacks.as_ref().ok_or("a row through Python without callbacks")?;
+        let (g, outputs, resp) = cb.fire_row(&row.id, &ctx.g, &ctx.inp, ctx.s, ctx.ch)?;
+        ctx.g = g;
+        ctx.outputs.extend(outputs);
+        return Ok((ri, resp));
+    }
     if !row.effects.is_empty() {
         // the frame: a copy of the fields the row's effects must leave alone (only those)
         let before = frame_snapshot(&ctx.g, row.modifies);
@@ -1379,7 +1499,7 @@ fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepErr
             let probe = Input { kind: *ev, req: None, member: None, instance: NOINST, request_id: 0 };
             let mut holds = true;
             for (a, pos) in lits {
-                if eval_atom(*a, &ctx.g, &probe, ctx.s)? != *pos {
+                if t.eval(*a, &ctx.g, &probe, ctx.s)? != *pos {
                     holds = false;
                     break;
                 }

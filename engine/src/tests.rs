@@ -185,3 +185,63 @@ fn repr_matches_python_dataclass_repr() {
     assert_eq!(names.client_repr(&Client::fresh(0)), "Client(phase='idle', member_id='', generation=-1, leader=False, roster=(), epoch=0)");
 }
 
+
+struct NoCalls;
+
+impl Callbacks for NoCalls {
+    fn atom(&self, atom: u16, _: &Group, _: &Input, _: &Settings) -> Result<bool, StepError> {
+        Ok(atom == 0)
+    }
+    fn fire_row(
+        &self,
+        row: &str,
+        _: &Group,
+        _: &Input,
+        _: &Settings,
+        _: &mut Chooser,
+    ) -> Result<RowOutcome, StepError> {
+        Err(StepError::Internal(format!("fired {row}")))
+    }
+    fn state_violated(&self, _: u16, _: &Group) -> Result<bool, String> {
+        Ok(false)
+    }
+    fn transition_violated(&self, _: u16, _: &[String], _: &Group, _: &Input, _: &Transition) -> Result<bool, String> {
+        Ok(false)
+    }
+}
+
+#[test]
+fn names_through_python_are_called_back_in_the_order_given() {
+    let rows = vec![
+        row("Missing/JoinGroup/x", "JoinGroup", &[("user-b", true), ("user-a", false)], "user-form", None, &[]),
+        row("Empty/JoinGroup/y", "JoinGroup", &[], "error", None, &["user-effect", "create-group"]),
+    ];
+    let slow = SlowPath {
+        atoms: vec!["user-b".into(), "user-a".into()],
+        effects: vec!["user-effect".into()],
+        reply_forms: vec!["user-form".into()],
+        callbacks: Box::new(NoCalls),
+    };
+    let mut f = fields();
+    f.push(("user-effect".into(), vec!["members".into()]));
+    let t = Table::with_slow_path(rows, vec![], f, group_fields(), Some(slow)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.rows[0].guard, vec![(Lit::Py(0), true), (Lit::Py(1), false)]);
+    assert_eq!(t.rows[0].reply, ReplyKind::PyForm);
+    assert!(t.rows[0].py && t.rows[1].py);
+    assert_eq!(t.rows[1].effects, vec![Effect::CreateGroup]);
+    let inp = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 0 };
+    let s = Settings {
+        min_session_timeout_ms: 0,
+        max_session_timeout_ms: 0,
+        group_max_size: 1,
+        initial_rebalance_delay_ms: 0,
+        new_member_join_timeout_ms: 0,
+        append_ok: true,
+        append_error: E_NONE,
+    };
+    // atom 0 (user-b) holds, atom 1 (user-a) does not: the row matches and is fired by Python
+    match step(&t, &Group::default(), &inp, &s, &mut Chooser::default()) {
+        Err(StepError::Internal(e)) => assert_eq!(e, "fired Missing/JoinGroup/x"),
+        _ => panic!("the row was not sent to Python"),
+    }
+}

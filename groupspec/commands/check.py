@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Final, Optional
+from typing import Final, Optional, Union
 
 from check.abstract import Bounds
 from check.explore import LIVENESS, PATH_PROPERTIES, WELL_FORMED, Report
@@ -22,10 +22,11 @@ from model.dsl import Table
 from model.errors import EXIT_INTERRUPTED, BadInput
 from model.invariants import INVARIANTS
 
+from check.diff import PlanReport
 from conformance.diff import DiffReport
 
 from groupspec import junit
-from groupspec.commands.diff import refinement_case, refines
+from groupspec.commands.diff import refinement_cases, refines
 from check.profiles import Urgent
 from groupspec.options import (
     add_bound_options, add_quiet, at_least, bounds_of, load_table, load_table_or_profile,
@@ -74,7 +75,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: stop checking a property once it has one)")
     p.add_argument("--refines", default=None, metavar="TABLE",
                    help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
-                        "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
+                        "such as kafka-3.9, or module:NAME) cannot; without bound options the "
+                        "refinement plan's lockstep searches (check/plan.py), else those bounds; "
+                        "see groupspec diff")
     p.add_argument("--html", default=None, metavar="FILE",
                    help="write every counterexample as a sequence diagram (clients, coordinator, "
                         "the rows fired and the group state at each step, the violated property "
@@ -104,7 +107,9 @@ class _Setup:
 
 def run(a: argparse.Namespace) -> int:
     s = _setup(a)
+    from check.native import engine_header
     print(f"groupspec check: table {s.table.name} ({len(s.table.rows)} rows), "
+          f"{engine_header(s.engine, s.table, s.urgent, s.names)}, "
           f"{len(s.plan)} exploration(s), symmetry {'off' if a.no_symmetry else 'on'}", flush=True)
     checked = checked_properties(s.names, s.liveness)
     reports = _explore(a, s, checked)
@@ -255,7 +260,7 @@ def _summarize(a: argparse.Namespace, merged: Report, reports: list[tuple[str, R
 
 
 def _write_junit(a: argparse.Namespace, s: _Setup, checked: set[str], merged: Report,
-                 reports: list[tuple[str, Report]], refinement: Optional[tuple[int, DiffReport]]) -> None:
+                 reports: list[tuple[str, Report]], refinement: Optional[tuple[int, Union[DiffReport, PlanReport]]]) -> None:
     incomplete = next((r.cut_short for _, r in reports if r.cut_short and not (
         r.cut_short.startswith("not run") or r.cut_short.startswith("every checked"))), "")
     gap = next((label for label, r in reports if s.liveness and not r.liveness_checked
@@ -264,7 +269,7 @@ def _write_junit(a: argparse.Namespace, s: _Setup, checked: set[str], merged: Re
                            f"on runs without them"} if gap else {}
     cases = junit.check_cases(s.table.name, checked, merged.violations, incomplete, unchecked)
     if refinement is not None:
-        cases.append(refinement_case(s.table.name, a.refines, *refinement))
+        cases.extend(refinement_cases(s.table.name, a.refines, *refinement))
     junit.write(a.junit, f"groupspec check {s.table.name}", cases, merged.seconds)
 
 

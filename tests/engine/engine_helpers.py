@@ -50,4 +50,4 @@ def clients_repr(clients: tuple[Client, ...]) -> list[str]:
 def make(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: Bounds) -> tuple[
         AbstractModel, Engine]:
     from check.native import make_engine
-    return AbstractModel(table, urgent, bounds), make_engine(table, urgent, bounds)
+    return AbstractModel(table, urgent, bounds), make_engine(table, urgent, bounds)[0]
