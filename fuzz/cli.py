@@ -40,6 +40,7 @@ from fuzz.allowances import ALLOWANCES, allowances_in_force, profile_for
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
+from fuzz.probe import TargetSettings, read_settings, reconcile
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
@@ -68,6 +69,8 @@ class FuzzOptions:
     response_bound_ms: int = Tolerance().response_bound_ms
     quiet: bool = False
     allow: tuple[str, ...] = ()  # allowances beyond the target's profile (`--allow`)
+    config_given: tuple[str, ...] = ()  # the properties `--config` set (the others: as found)
+    probe: bool = True  # read or probe the target's group settings first (fuzz/probe.py)
 
 
 @dataclass
@@ -111,6 +114,7 @@ class Fuzzer:
         self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms,
                              allowances=allowances_in_force(options.target, options.allow))
         self.target_error = ""  # the target failed mid-run (the run is then incomplete)
+        self.found: Optional[TargetSettings] = None  # the target's settings, read or probed
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
@@ -318,6 +322,7 @@ class Fuzzer:
             "profile": self.profile.name,
             "allowances": {a: ALLOWANCES[a] for a in sorted(self.tol.allowances)},
             "judged_requests": s.judged, "target_error": self.target_error,
+            "target_settings": self.found.as_json() if self.found is not None else "not read (--no-probe)",
             "interrupted": interrupted, "seconds": round(el, 1), "requests": s.requests,
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
@@ -345,6 +350,11 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += [f"- seed {doc['seed']}, {doc['seconds']} s, {doc['requests']} requests "
               f"({doc['requests_per_s']}/s), {doc['sequences']} sequences ({doc['sequences_per_s']}/s), "
               f"{doc['parallel']} groups in parallel",
+              "- target settings: " + (", ".join(
+                  f"{k}={v['value'] if v['value'] is not None else '?'} ({v['source']})"
+                  for k, v in doc["target_settings"].items())
+                  if isinstance(doc["target_settings"], dict) else str(doc["target_settings"]))
+              + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
               f"- judged with profile `{doc['profile']}`; allowances in force: "
               + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
               f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; judged requests "
@@ -427,7 +437,15 @@ def fuzz(options: FuzzOptions, config: CoordinatorConfig) -> int:
     interrupted = False
     try:
         with _target(options.target, config, options.bugs) as (host, port):
+            found = None
+            if options.probe:
+                found = read_settings(host, port, allow_remote=options.allow_remote)
+                given = {k: v for k, v in kafka_properties(config).items() if k in options.config_given}
+                config = reconcile(found, given, config)  # a contradiction: BadInput, exit 2
+                if not options.quiet:
+                    print(f"groupspec fuzz: target settings: {found.line()}", file=sys.stderr)
             fuzzer = Fuzzer(host, port, options, config)
+            fuzzer.found = found
             try:
                 asyncio.run(fuzzer.run())
             except KeyboardInterrupt:

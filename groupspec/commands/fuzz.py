@@ -57,6 +57,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         + ", ".join(sorted(ALLOWANCES)) + ", or a profile's set ("
                         + ", ".join(sorted(PROFILES)) + "); the target's profile (kafka-3.9, kafka-4, "
                         "else strict) gives its own, and the report lists every one in force")
+    p.add_argument("--no-probe", action="store_true",
+                   help="do not read the target's group settings first (DescribeConfigs, else probes "
+                        "of the session bounds and the initial delay); judge with --config and the "
+                        "defaults as they are")
     add_quiet(p)
 
 
@@ -70,6 +74,7 @@ def run(a: argparse.Namespace) -> int:
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
                           late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet,
-                          allow=tuple(a.allow))
+                          allow=tuple(a.allow), probe=not a.no_probe,
+                          config_given=tuple(c.partition("=")[0].strip() for c in a.config))
     from fuzz.cli import fuzz
     return fuzz(options, config)
