@@ -33,6 +33,10 @@ BUGS: Final[dict[str, str]] = {
     "rebalance-timeout-first-member": "the group's rebalance timeout is its first member's, not the largest",
 }
 
+# the bugs that change only when things happen, not what (negative controls for fuzz timing)
+TIMING_BUGS: Final = ("session-expiry-late", "session-expiry-early", "join-unanswered-at-rebalance-timeout",
+                      "empty-group-deleted", "heartbeat-answered-late", "rebalance-timeout-first-member")
+
 # the timing bugs' magnitudes (reference/coordinator.py reads them)
 SESSION_LATE_MS: Final = 1000
 SESSION_EARLY_MS: Final = 300
