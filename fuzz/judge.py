@@ -6,19 +6,24 @@ the judge keeps every *hypothesis* (a model group state plus what the model has 
 that explains the observations, and a response is a finding only when no hypothesis allows it.
 
 Time. Real time since the group's first request is the model's clock (1 ms = 1 ms). The target
-arms a timer when it processes a request, which is after we sent it, so a timer the model arms at
-deadline `d` fires on the target at `d` or later (minus `early_ms` of clock granularity), and, on a
-loaded machine, possibly much later. At an observation at time `T`:
+arms a timer when it processes a request, which is after we sent it and before it answered, so a
+timer the model arms at deadline `d` (from the send) is due on the target up to that request's
+latency later (`Hyp.uncertain`: the arming request; a timer armed by a timer's firing inherits its
+uncertainty plus one slack). No timer fires before its deadline (`early_ms` is clock granularity
+only). The slack is measured, never accumulated: `late_ms` plus the slowest answer among the
+observation's neighbours (answers within `neighbour_ms` before it) and the judged answer itself
+when it is one that comes at once; never the group's history. At an observation at time `T`:
 
 - a timer with `d > T + early_ms` cannot have fired;
-- a timer with `d < T - late_ms - skew` must have fired (`skew` grows when a hypothesis fired a
-  timer at an uncertain moment, since the timers that firing armed are uncertain by as much);
+- a timer with `d + its uncertainty + slack < T` must have fired;
 - anything in between may or may not have fired: both branches are kept.
 
-Timers fire in deadline order, except that timers within `reorder_ms` of each other (armed by
-different requests whose processing moments we only bound) may fire in either order.
+Timers fire in deadline order, except that timers within `reorder_ms` (plus the neighbours'
+latency) of each other may fire in either order.
 
-A member's session timer is two steps in Kafka 3.9: at its deadline the DelayedHeartbeat is
+Allowances (fuzz/allowances.py: the target's profile and `--allow`) admit what some brokers do
+beyond the model's atomic timers. `late-session-expiry` and `late-pending-expiry`, Kafka 3.9's
+races: a member's session timer is two steps there: at its deadline the DelayedHeartbeat is
 force-completed on the heartbeat executor thread (from then on a re-arm no longer completes it),
 and only then does `onExpireHeartbeat` take the group lock and ask `hasSatisfiedHeartbeat` of the
 member *as it is at that moment* (for a MEMBER_ID_REQUIRED id: remove it, even if it has just
@@ -26,29 +31,29 @@ joined with it; the member then goes without an answer to that JoinGroup). A req
 lock in between changes the answer: a member parked in JoinGroup at its old deadline is removed
 right after the JoinGroup that completes the join phase re-arms it (seen on Kafka 3.9.2:
 benchmarks/fuzz_results.md), a heartbeat at the deadline is answered NONE and its member removed
-after it (the same code path; not probed). So when a request re-arms a member whose session
-deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the request, or no
-later than that slowest answer after it, the old expiry may also be evaluated right after the
-request, through the table's MemberSessionExpire rows on the group as it is then; and a JoinGroup
-with a MEMBER_ID_REQUIRED id due as near may be followed by that new member's removal, its
-JoinGroup never answered. Kafka's periodic cleanupGroupMetadata (every
+after it (the same code path; not probed). So, with those allowances, when a request re-arms a
+member whose session deadline lies in the request's own processing window (from `stale_expiry_ms`
+before its send to its answer), the old expiry may also be evaluated right after the request,
+through the table's MemberSessionExpire rows on the group as it is then; and a JoinGroup with a
+MEMBER_ID_REQUIRED id due in that window may be followed by that new member's removal, its
+JoinGroup never answered. `group-cleanup`: Kafka's periodic cleanupGroupMetadata (every
 `offsets.retention.check.interval.ms`, phase unknown) may remove an Empty group without offsets at
-any moment (the table's OffsetsExpire row).
+any moment (the table's OffsetsExpire row). Without them (`strict`), none of this is allowed.
 
 Requests. A request was processed by the target at some moment between its send and its answer,
 and within `process_ms` of its send; it may even be processed after a request of the same group
 sent later on another connection (a parked JoinGroup's connection and a heartbeat's, read in either
-order by a loaded broker) if the gap between the two sends is shorter than the slowest answer the
-group has seen (at most `overtake_ms`): a broker that stalls long enough to read out of order also
-answers that late. Each hypothesis keeps the requests it has
-not processed yet, and every admissible order branches, with timers firing in between. Kafka's
+order by a loaded broker) if the gap between the two sends is shorter than the slowest answer among
+the observation's neighbours (at most `overtake_ms`): a broker that stalls long enough to read out
+of order also answers that late. Each hypothesis keeps the requests it has not processed yet, and every admissible order branches, with timers firing in between. Kafka's
 choices branch through `model.step.step_all`.
 
 Read barriers make that order known. The driver does not send a group's next request while an
 earlier one may be unread: an answer proves it was read; for a request the model lets park, it
 sends DescribeGroups probes (`send(..., probe=True)`). A probe is read-only, so it may be
 processed before any pending request (a probe read first proves nothing); an answer no hypothesis
-explains is ignored, not a finding (explicit DescribeGroups actions test DescribeGroups); an answer that only hypotheses having processed the parked request
+explains is ignored, not a finding (explicit DescribeGroups actions test DescribeGroups); an
+answer that only hypotheses having processed the parked request
 explain drops every other one (`processed`), and the next request is then judged strictly. This
 is sound for Kafka: GroupCoordinator adds or updates the member and moves the state under the
 group lock before it parks the JoinGroup, and handleDescribeGroup reads the summary under that
@@ -58,8 +63,9 @@ metadata outside Stable), the barrier does not hold and the overtaking above sti
 Responses. A response must equal one the hypothesis produced, field by field as far as the API
 version carries the field; member ids are compared through a per-hypothesis bijection between the
 target's ids and the model's (learned at first sight, branching over equal-looking members). A
-request the model answered must be answered by the target within `response_bound_ms`: if not, it
-is judged as "no-response". A request the model drops without an answer (superseded) must never be
+answer the model made at `t` must come by `t + response_bound_ms + late_ms +` the neighbours'
+latency: missing after that, it is judged "no-response"; the right answer after that is a finding
+"answered too late". A request the model drops without an answer (superseded) must never be
 answered.
 
 A group whose hypothesis set exceeds `max_hypotheses` is declared inconclusive (never a finding).
