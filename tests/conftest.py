@@ -63,7 +63,7 @@ SLOW: Final[dict[str, str]] = {
     "tests/fuzz/test_probe.py::test_a_contradicting_config_stops_the_run_with_exit_2":
         "the agreeing run's sequences wait on Kafka's 6 s sessions (30 s)",
     "tests/fuzz/test_timing_bugs.py::test_timing_bug_is_found":
-        "a 0.4-1 minute fuzz run per seeded timing bug (about 4 min for 6)",
+        "a 0.4-2 minute fuzz run per seeded timing bug (about 5 min for 6)",
     "tests/fuzz/test_exit_status.py::test_a_target_that_dies_mid_run_never_exits_0":
         "two 9 s fuzz runs, one against a serve stopped mid-run (26 s)",
     # hardening/: interrupts and timeouts waited for in real time

@@ -14,8 +14,9 @@ from reference.bugs import BUGS, TIMING_BUGS
 
 from fuzz.cli import FUZZ_CONFIG, FuzzOptions, fuzz
 
-# the run length that finds each in the recorded runs with margin (first findings 0.7-28 s)
-MINUTES = {"rebalance-timeout-first-member": 1.0}
+# the run length that finds each in the recorded runs with margin (first findings 0.7-49 s; the
+# rebalance-timeout bug needs a member that does not rejoin: the 2-minute run the issue asks for)
+MINUTES = {"rebalance-timeout-first-member": 2.0}
 # what a finding of the bug looks like, where its class says it (the others: any divergence)
 SHAPE = {"heartbeat-answered-late": "answered too late", "join-unanswered-at-rebalance-timeout": "no-response"}
 
