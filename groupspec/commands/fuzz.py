@@ -49,8 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"of the request that armed it + this + the latency of the neighbouring answers "
                         f"(default {d.late_ms})")
     p.add_argument("--response-bound-ms", type=int, default=d.response_bound_ms, metavar="MS",
-                   help=f"an answer the model makes at t must come by t + this + the slack; later it is a "
-                        f"late-answer finding, never it a no-response finding (default {d.response_bound_ms})")
+                   help=f"an answer the model makes at t must come by t + this + the slack: the right answer "
+                        f"later is a finding 'answered too late', none at all a no-response finding "
+                        f"(default {d.response_bound_ms})")
     # timing: allowances and the target's settings (issue 22)
     p.add_argument("--allow", action="append", default=[], metavar="NAME",
                    help="also allow this departure from the model's timers (repeatable): "
@@ -59,8 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "else strict) gives its own, and the report lists every one in force")
     p.add_argument("--no-probe", action="store_true",
                    help="do not read the target's group settings first (DescribeConfigs, else probes "
-                        "of the session bounds and the initial delay); judge with --config and the "
-                        "defaults as they are")
+                        "of the session bounds and the initial delay; a --config they contradict exits 2, "
+                        "a property not given is judged as found); judge with --config and the defaults")
     add_quiet(p)
 
 
