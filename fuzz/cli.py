@@ -6,8 +6,10 @@ classified (groupspec/commands/fuzz.py parses the arguments).
                    [--config KEY=VALUE ...] [--allow-remote] [--no-shrink] [--no-commits]
 
 `fuzz` returns 0 if nothing was found, 1 for findings, 130 if interrupted (the report says so); a
-bad target or bug name raises a BadInput (exit 2), a target that is unreachable or of which nothing
-could be judged an Incomplete (exit 3).
+bad target, bug or allowance name raises a BadInput (exit 2); a run that judged too little raises an
+Incomplete (exit 3, never 0): the target was unreachable or errored, nothing could be judged, or
+more than `MAX_INCONCLUSIVE` of the groups were inconclusive. The target is judged with the
+allowances of its profile (fuzz/allowances.py) plus `--allow`; the report names them.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ from wire.errors import RemoteHostRefused, WireError
 from conformance.cli import run_files
 
 from fuzz.actions import Action, Timing, action_to_json
+from fuzz.allowances import ALLOWANCES, allowances_in_force, profile_for
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
+from fuzz.probe import TargetSettings, read_settings, reconcile
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
+MAX_INCONCLUSIVE: Final = 0.05  # a larger share of inconclusive groups: the run is incomplete
 
 # Kafka's settings a fuzz run assumes when none are given: short timeouts so timers fire within a
 # sequence (Tansu has no session bounds; serve and Kafka 3.9 are started with these).
@@ -63,6 +68,9 @@ class FuzzOptions:
     late_ms: int = Tolerance().late_ms
     response_bound_ms: int = Tolerance().response_bound_ms
     quiet: bool = False
+    allow: tuple[str, ...] = ()  # allowances beyond the target's profile (`--allow`)
+    config_given: tuple[str, ...] = ()  # the properties `--config` set (the others: as found)
+    probe: bool = True  # read or probe the target's group settings first (fuzz/probe.py)
 
 
 @dataclass
@@ -84,6 +92,7 @@ class ClassRecord:
 class Stats:
     started: float
     requests: int = 0
+    judged: int = 0  # requests whose answer (or its absence) the judge ruled on
     sequences: int = 0
     running: int = 0
     inconclusive: int = 0
@@ -101,7 +110,11 @@ class Fuzzer:
         self.host, self.port, self.options, self.config = host, port, options, config
         self.target = options.target
         self.prefix = f"groupspec-fuzz-{uuid.uuid4().hex[:8]}-"
-        self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms)
+        self.profile = profile_for(options.target)
+        self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms,
+                             allowances=allowances_in_force(options.target, options.allow))
+        self.target_error = ""  # the target failed mid-run (the run is then incomplete)
+        self.found: Optional[TargetSettings] = None  # the target's settings, read or probed
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
@@ -180,6 +193,7 @@ class Fuzzer:
         self.durations.append(r.seconds)
         self.covered_by[r.index] = r.covered
         self.stats.requests += r.requests
+        self.stats.judged += r.judged
         self.stats.sequences += 1
         self.stats.rows |= {k for k in r.covered if CONTEXT_SEP not in k}
         self.stats.barriers_tried += r.barriers[0]
@@ -281,7 +295,8 @@ class Fuzzer:
         return (f"groupspec fuzz: {el:.0f} s, {s.requests / el:.1f} requests/s, "
                 f"{s.sequences / el:.1f} sequences/s, {s.running} groups running, "
                 f"{s.sequences} sequences, rows covered {len(s.rows)}/{len(CLASSIC_TABLE.rows)}, "
-                f"classes {len(self.classes)}, findings {s.findings}, inconclusive {s.inconclusive}")
+                f"classes {len(self.classes)}, findings {s.findings}, inconclusive {s.inconclusive}, "
+                f"judged requests {s.judged}")
 
     # ------------------------------------------------------------------ report
 
@@ -302,7 +317,12 @@ class Fuzzer:
         return {
             "target": self.target, "seed": self.options.seed, "config": kafka_properties(self.config),
             "tolerance": {"early_ms": self.tol.early_ms, "late_ms": self.tol.late_ms,
-                          "response_bound_ms": self.tol.response_bound_ms},
+                          "response_bound_ms": self.tol.response_bound_ms,
+                          "neighbour_ms": self.tol.neighbour_ms, "stale_expiry_ms": self.tol.stale_expiry_ms},
+            "profile": self.profile.name,
+            "allowances": {a: ALLOWANCES[a] for a in sorted(self.tol.allowances)},
+            "judged_requests": s.judged, "target_error": self.target_error,
+            "target_settings": self.found.as_json() if self.found is not None else "not read (--no-probe)",
             "interrupted": interrupted, "seconds": round(el, 1), "requests": s.requests,
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
@@ -330,8 +350,17 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += [f"- seed {doc['seed']}, {doc['seconds']} s, {doc['requests']} requests "
               f"({doc['requests_per_s']}/s), {doc['sequences']} sequences ({doc['sequences_per_s']}/s), "
               f"{doc['parallel']} groups in parallel",
-              f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; inconclusive groups "
-              f"{doc['inconclusive_groups']}; target errors {doc['errors']}",
+              "- target settings: " + (", ".join(
+                  f"{k}={v['value'] if v['value'] is not None else '?'} ({v['source']})"
+                  for k, v in doc["target_settings"].items())
+                  if isinstance(doc["target_settings"], dict) else str(doc["target_settings"]))
+              + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
+              f"- judged with profile `{doc['profile']}`; allowances in force: "
+              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
+              f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; judged requests "
+              f"{doc['judged_requests']}; inconclusive groups {doc['inconclusive_groups']} of "
+              f"{doc['sequences']}; target errors {doc['errors']}"
+              + (f" (the target failed: {doc['target_error']})" if doc["target_error"] else ""),
               f"- read barriers held {doc['read_barriers']['held']} of {doc['read_barriers']['tried']} "
               "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
               f"- findings {doc['findings']} in {len(doc['classes'])} classes", ""]
@@ -408,7 +437,15 @@ def fuzz(options: FuzzOptions, config: CoordinatorConfig) -> int:
     interrupted = False
     try:
         with _target(options.target, config, options.bugs) as (host, port):
+            found = None
+            if options.probe:
+                found = read_settings(host, port, allow_remote=options.allow_remote)
+                given = {k: v for k, v in kafka_properties(config).items() if k in options.config_given}
+                config = reconcile(found, given, config)  # a contradiction: BadInput, exit 2
+                if not options.quiet:
+                    print(f"groupspec fuzz: target settings: {found.line()}", file=sys.stderr)
             fuzzer = Fuzzer(host, port, options, config)
+            fuzzer.found = found
             try:
                 asyncio.run(fuzzer.run())
             except KeyboardInterrupt:
@@ -423,6 +460,7 @@ def fuzz(options: FuzzOptions, config: CoordinatorConfig) -> int:
         if fuzzer is None or fuzzer.stats.sequences == 0:
             raise Incomplete(f"target {options.target} unreachable: {e}") from None
         print(f"groupspec fuzz: target {options.target} unreachable: {e}", file=sys.stderr)
+        fuzzer.target_error = f"unreachable: {e}"
     assert fuzzer is not None
     return _conclude(fuzzer, options, interrupted)
 
@@ -435,14 +473,36 @@ def _conclude(fuzzer: Fuzzer, options: FuzzOptions, interrupted: bool) -> int:
         print(fuzzer.progress_line(), file=sys.stderr)
     for c in doc["classes"]:
         print(f"CLASS x{c['count']}: {c['class']}  scenario {c['scenario']}")
-    print(f"groupspec fuzz: {doc['findings']} findings in {len(doc['classes'])} classes, "
-          f"{doc['sequences']} sequences, {doc['requests']} requests, "
-          f"{doc['inconclusive_groups']} inconclusive groups")
+    print(summary_line(doc))
     if interrupted:
         print("groupspec fuzz: interrupted; the report is marked interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if doc["findings"]:
         return EXIT_FINDING
-    if doc["sequences"] == 0 or doc["errors"] == doc["sequences"]:
-        raise Incomplete(f"nothing could be judged ({doc['last_error']})")
+    incomplete = why_incomplete(doc)
+    if incomplete:
+        raise Incomplete(incomplete)
     return EXIT_OK
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    """The one line a run ends with: what was found and how much was judged."""
+    allowances = ", ".join(doc["allowances"]) or "none"
+    return (f"groupspec fuzz: {doc['findings']} findings in {len(doc['classes'])} classes, "
+            f"{doc['sequences']} sequences, {doc['requests']} requests ({doc['judged_requests']} judged), "
+            f"{doc['inconclusive_groups']} inconclusive groups, {doc['errors']} target errors; "
+            f"profile {doc['profile']}, allowances: {allowances}")
+
+
+def why_incomplete(doc: dict[str, Any]) -> str:
+    """Why a run without findings judged too little to pass ("" when it did not)."""
+    if doc["sequences"] == 0 or doc["errors"] == doc["sequences"]:
+        return f"nothing could be judged ({doc['last_error'] or doc['target_error'] or 'no sequence ran'})"
+    if doc["target_error"] or doc["errors"]:
+        return (f"the target errored in {doc['errors']} of {doc['sequences']} sequences "
+                f"({doc['target_error'] or doc['last_error']}): the run is incomplete")
+    share = doc["inconclusive_groups"] / doc["sequences"]
+    if share > MAX_INCONCLUSIVE:
+        return (f"{doc['inconclusive_groups']} of {doc['sequences']} groups ({share:.1%}) were "
+                f"inconclusive, more than {MAX_INCONCLUSIVE:.0%}: the run is incomplete")
+    return ""

@@ -191,6 +191,7 @@ class SequenceResult:
     finding_action: int = -1
     inconclusive: Optional[str] = None
     requests: int = 0
+    judged: int = 0  # requests whose answer (or its absence) the judge ruled on
     covered: frozenset[str] = frozenset()
     events: list[Event] = field(default_factory=list)
     seconds: float = 0.0
@@ -485,6 +486,7 @@ async def run_sequence(broker: Broker, group_id: str, index: int, actions: Itera
         result.error = f"{type(e).__name__}: {e}"
     finally:
         result.covered = seq.judge.covered_keys() if result.inconclusive is None else frozenset()
+        result.judged = seq.judge.judged
         try:
             await seq.cleanup()
         except (Inconclusive, WireError, OSError):

@@ -6,19 +6,24 @@ the judge keeps every *hypothesis* (a model group state plus what the model has 
 that explains the observations, and a response is a finding only when no hypothesis allows it.
 
 Time. Real time since the group's first request is the model's clock (1 ms = 1 ms). The target
-arms a timer when it processes a request, which is after we sent it, so a timer the model arms at
-deadline `d` fires on the target at `d` or later (minus `early_ms` of clock granularity), and, on a
-loaded machine, possibly much later. At an observation at time `T`:
+arms a timer when it processes a request, which is after we sent it and before it answered, so a
+timer the model arms at deadline `d` (from the send) is due on the target up to that request's
+latency later (`Hyp.uncertain`: the arming request; a timer armed by a timer's firing inherits its
+uncertainty plus one slack). No timer fires before its deadline (`early_ms` is clock granularity
+only). The slack is measured, never accumulated: `late_ms` plus the slowest answer among the
+observation's neighbours (answers within `neighbour_ms` before it) and the judged answer itself
+when it is one that comes at once; never the group's history. At an observation at time `T`:
 
 - a timer with `d > T + early_ms` cannot have fired;
-- a timer with `d < T - late_ms - skew` must have fired (`skew` grows when a hypothesis fired a
-  timer at an uncertain moment, since the timers that firing armed are uncertain by as much);
+- a timer with `d + its uncertainty + slack < T` must have fired;
 - anything in between may or may not have fired: both branches are kept.
 
-Timers fire in deadline order, except that timers within `reorder_ms` of each other (armed by
-different requests whose processing moments we only bound) may fire in either order.
+Timers fire in deadline order, except that timers within `reorder_ms` (plus the neighbours'
+latency) of each other may fire in either order.
 
-A member's session timer is two steps in Kafka 3.9: at its deadline the DelayedHeartbeat is
+Allowances (fuzz/allowances.py: the target's profile and `--allow`) admit what some brokers do
+beyond the model's atomic timers. `late-session-expiry` and `late-pending-expiry`, Kafka 3.9's
+races: a member's session timer is two steps there: at its deadline the DelayedHeartbeat is
 force-completed on the heartbeat executor thread (from then on a re-arm no longer completes it),
 and only then does `onExpireHeartbeat` take the group lock and ask `hasSatisfiedHeartbeat` of the
 member *as it is at that moment* (for a MEMBER_ID_REQUIRED id: remove it, even if it has just
@@ -26,29 +31,29 @@ joined with it; the member then goes without an answer to that JoinGroup). A req
 lock in between changes the answer: a member parked in JoinGroup at its old deadline is removed
 right after the JoinGroup that completes the join phase re-arms it (seen on Kafka 3.9.2:
 benchmarks/fuzz_results.md), a heartbeat at the deadline is answered NONE and its member removed
-after it (the same code path; not probed). So when a request re-arms a member whose session
-deadline lies within `stale_expiry_ms` (plus the slowest answer seen) before the request, or no
-later than that slowest answer after it, the old expiry may also be evaluated right after the
-request, through the table's MemberSessionExpire rows on the group as it is then; and a JoinGroup
-with a MEMBER_ID_REQUIRED id due as near may be followed by that new member's removal, its
-JoinGroup never answered. Kafka's periodic cleanupGroupMetadata (every
+after it (the same code path; not probed). So, with those allowances, when a request re-arms a
+member whose session deadline lies in the request's own processing window (from `stale_expiry_ms`
+before its send to its answer), the old expiry may also be evaluated right after the request,
+through the table's MemberSessionExpire rows on the group as it is then; and a JoinGroup with a
+MEMBER_ID_REQUIRED id due in that window may be followed by that new member's removal, its
+JoinGroup never answered. `group-cleanup`: Kafka's periodic cleanupGroupMetadata (every
 `offsets.retention.check.interval.ms`, phase unknown) may remove an Empty group without offsets at
-any moment (the table's OffsetsExpire row).
+any moment (the table's OffsetsExpire row). Without them (`strict`), none of this is allowed.
 
 Requests. A request was processed by the target at some moment between its send and its answer,
 and within `process_ms` of its send; it may even be processed after a request of the same group
 sent later on another connection (a parked JoinGroup's connection and a heartbeat's, read in either
-order by a loaded broker) if the gap between the two sends is shorter than the slowest answer the
-group has seen (at most `overtake_ms`): a broker that stalls long enough to read out of order also
-answers that late. Each hypothesis keeps the requests it has
-not processed yet, and every admissible order branches, with timers firing in between. Kafka's
+order by a loaded broker) if the gap between the two sends is shorter than the slowest answer among
+the observation's neighbours (at most `overtake_ms`): a broker that stalls long enough to read out
+of order also answers that late. Each hypothesis keeps the requests it has not processed yet, and every admissible order branches, with timers firing in between. Kafka's
 choices branch through `model.step.step_all`.
 
 Read barriers make that order known. The driver does not send a group's next request while an
 earlier one may be unread: an answer proves it was read; for a request the model lets park, it
 sends DescribeGroups probes (`send(..., probe=True)`). A probe is read-only, so it may be
 processed before any pending request (a probe read first proves nothing); an answer no hypothesis
-explains is ignored, not a finding (explicit DescribeGroups actions test DescribeGroups); an answer that only hypotheses having processed the parked request
+explains is ignored, not a finding (explicit DescribeGroups actions test DescribeGroups); an
+answer that only hypotheses having processed the parked request
 explain drops every other one (`processed`), and the next request is then judged strictly. This
 is sound for Kafka: GroupCoordinator adds or updates the member and moves the state under the
 group lock before it parks the JoinGroup, and handleDescribeGroup reads the summary under that
@@ -58,8 +63,9 @@ metadata outside Stable), the barrier does not hold and the overtaking above sti
 Responses. A response must equal one the hypothesis produced, field by field as far as the API
 version carries the field; member ids are compared through a per-hypothesis bijection between the
 target's ids and the model's (learned at first sight, branching over equal-looking members). A
-request the model answered must be answered by the target within `response_bound_ms`: if not, it
-is judged as "no-response". A request the model drops without an answer (superseded) must never be
+answer the model made at `t` must come by `t + response_bound_ms + late_ms +` the neighbours'
+latency: missing after that, it is judged "no-response"; the right answer after that is a finding
+"answered too late". A request the model drops without an answer (superseded) must never be
 answered.
 
 A group whose hypothesis set exceeds `max_hypotheses` is declared inconclusive (never a finding).
@@ -83,7 +89,11 @@ from model.step import Transition, step_all
 from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
 
+from fuzz.allowances import GROUP_CLEANUP, LATE_PENDING_EXPIRY, LATE_SESSION_EXPIRY
+
 NO_RESPONSE: Final = "no-response"
+# requests the model may park: their answer's latency is no measure of the target's speed
+_PARKABLE: Final = frozenset({ApiKey.JoinGroup, ApiKey.SyncGroup})
 _OFFSETS_EXPIRE: Final = TimerEvent.OffsetsExpire.value
 _SESSION_EXPIRE: Final = TimerEvent.MemberSessionExpire.value
 
@@ -107,10 +117,18 @@ class IdMode:
 
 @dataclass(frozen=True, slots=True)
 class Tolerance:
-    early_ms: int = 50
-    late_ms: int = 1500
+    # clock granularity only: the driver's clock floors to whole ms and Kafka's timing wheel ticks
+    # in 1 ms; no timer fires before its deadline
+    early_ms: int = 1
+    # the constant part of the slack: a timer must have fired by its deadline + the latency of the
+    # request that armed it + this + the latency of the observation's neighbours (`_slack`)
+    late_ms: int = 200
     reorder_ms: int = 100
-    response_bound_ms: int = 5000
+    # an answer the model made at `t` must come by t + this + the slack (neighbours' latency)
+    response_bound_ms: int = 2000
+    # answers that came this long before an observation are its neighbours (their latency is the
+    # slack); never the group's whole history
+    neighbour_ms: int = 5000
     max_hypotheses: int = 400
     max_firings: int = 4000  # timer firings explored per observation
     # CPU time one observation may take: the driver runs every group on one event loop, and a
@@ -118,16 +136,25 @@ class Tolerance:
     max_observation_ms: int = 500
     overtake_ms: int = 1500  # a request may be processed after one sent up to this much later
     process_ms: int = 2000  # every request has been processed this long after it was sent
-    # a session expiry due this long (plus the slowest answer seen) before a request that re-arms
-    # the member may be evaluated after that request (0: the model's atomic expiry only)
+    # with the late-expiry allowances: a session expiry due from this long before a request that
+    # re-arms the member to that request's answer may be evaluated after it
     stale_expiry_ms: int = 100
+    # fuzz/allowances.py: the departures from the model's timers this target is allowed
+    allowances: frozenset[str] = frozenset()
+
+
+# a timer's identity in a hypothesis: (deadline, event, member)
+TimerKey = tuple[int, str, Optional[str]]
 
 
 @dataclass(slots=True)
 class Hyp:
     group: Group
     now: int
-    skew: int
+    # how much later than its model deadline a timer may be due on the target: (the request that
+    # armed it, -1 for none; the lateness its chain of timer firings adds, in `UNCERTAINTY_STEP`s)
+    # for timers armed by a firing or by a request (absent: 0)
+    uncertain: dict[TimerKey, tuple[int, int]]
     to_model: dict[str, str]
     to_target: dict[str, str]
     # request number -> (answer or None = superseded, latest moment the target made it, rows)
@@ -138,13 +165,13 @@ class Hyp:
     pending: tuple["Sent", ...] = ()  # sent, not yet processed in this hypothesis (send order)
 
     def copy(self) -> "Hyp":
-        return Hyp(self.group, self.now, self.skew, dict(self.to_model), dict(self.to_target),
+        return Hyp(self.group, self.now, dict(self.uncertain), dict(self.to_model), dict(self.to_target),
                    dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending)
 
     def key(self) -> tuple[object, ...]:
         return (self.group, frozenset(self.to_model.items()),
                 frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
-                tuple(p.number for p in self.pending))
+                tuple(p.number for p in self.pending), frozenset(self.uncertain.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,11 +212,19 @@ class GroupJudge:
         self.settings: Settings = settings_from(config, Error.NONE)
         self.tol = tol
         self.mode = IdMode()
-        self.hyps: list[Hyp] = [Hyp(Group(group_id=group_id), 0, 0, {}, {}, {}, {}, frozenset(),
+        self.hyps: list[Hyp] = [Hyp(Group(group_id=group_id), 0, {}, {}, {}, {}, {}, frozenset(),
                                     frozenset())]
         self.sent: dict[int, Sent] = {}
         self.states_before: dict[int, tuple[str, ...]] = {}
-        self.max_latency_ms = 0
+        # (answer moment, latency) of the requests the target answered by their own processing
+        # (not parked): the neighbours an observation's slack is measured on
+        self.latencies: list[tuple[int, int]] = []
+        self.answered_at: dict[int, int] = {}
+        self.processed_at: dict[int, int] = {}  # when a read barrier proved a request processed
+        self.judged = 0  # answers judged, and answers judged missing
+        self._own_ms = 0
+        self._obs_ms = 0  # the observation being judged
+        self._recent_ms = 0  # the slowest answer among its neighbours (`_start`)
         self.finding: Optional[Finding] = None
         self._budget_end = float("inf")
 
@@ -209,11 +244,14 @@ class GroupJudge:
         """The target answered request `number` at `at_ms` (`actual` a string: no usable answer)."""
         if self.finding is not None:
             return self.finding
-        self._start()
         s = self.sent[number]
+        self.judged += 1
+        self.answered_at.setdefault(number, at_ms)
+        self._start(at_ms, own=None if s.api in _PARKABLE else at_ms - s.at_ms)
         before = self.hyps
         survivors: list[Hyp] = []
         expected: list[tuple[Hyp, Union[m.Response, None]]] = []
+        too_late: list[Hyp] = []  # the right answer, but later than the model made it + the bound
         for h in before:
             if number in h.produced:
                 branches = [h]
@@ -226,7 +264,11 @@ class GroupJudge:
                 expected.append((b, made[0]))
                 if isinstance(actual, str) or made[0] is None:
                     continue
-                for maps in match(s.api, s.version, made[0], actual, b.to_model, b.to_target):
+                matches = match(s.api, s.version, made[0], actual, b.to_model, b.to_target)
+                if matches and at_ms > made[1] + self._answer_bound():
+                    too_late.append(b)
+                    continue
+                for maps in matches:
                     y = b.copy()
                     y.to_model, y.to_target = maps
                     y.answered = b.answered | {number}
@@ -235,9 +277,11 @@ class GroupJudge:
             self.hyps = self._dedupe(survivors)
             if all(h.produced[number][2] == h.req_rows.get(number) for h in self.hyps):
                 # answered by its own processing (not parked): how slowly this target answers
-                self.max_latency_ms = max(self.max_latency_ms, at_ms - s.at_ms)
+                self.latencies.append((at_ms, at_ms - s.at_ms))
+            self._note_processed(at_ms)
             return None
         if s.probe:
+            self.latencies.append((at_ms, at_ms - s.at_ms))  # answered at once, whatever it says
             # a probe serves the order, not the verdict: an answer no hypothesis explains (a
             # target whose DescribeGroups differs) teaches nothing; the barrier does not hold
             for h in before:
@@ -247,6 +291,11 @@ class GroupJudge:
             self.hyps = before
             return None
         self.finding = self._finding(s, before, expected, actual, at_ms)
+        if too_late and isinstance(self.finding.actual, dict):
+            # the answer the model made, but later than any slack allows (a target answering late)
+            self.finding = dataclasses.replace(
+                self.finding, shape=self.finding.shape.split(" differing")[0] + " answered too late",
+                actual={**self.finding.actual, "answered_after_ms": at_ms - s.at_ms})
         return self.finding
 
     def silence(self, at_ms: int) -> Optional[Finding]:
@@ -254,14 +303,14 @@ class GroupJudge:
         made an answer more than `response_bound_ms` ago; none left is a no-response finding."""
         if self.finding is not None:
             return self.finding
-        self._start()
+        self._start(at_ms)
         survivors: list[Hyp] = []
         overdue: dict[int, list[tuple[Hyp, Union[m.Response, None]]]] = {}
+        bound = self._answer_bound()
         for h in self.hyps:
             for b in (e for x in self._settle(h, at_ms) for e in self._expand(x, at_ms)):
                 late = [n for n, (resp, latest, _) in b.produced.items()
-                        if resp is not None and n not in b.answered
-                        and latest < at_ms - self.tol.response_bound_ms]
+                        if resp is not None and n not in b.answered and latest + bound < at_ms]
                 if late:
                     for n in late:
                         overdue.setdefault(n, []).append((b, b.produced[n][0]))
@@ -269,8 +318,10 @@ class GroupJudge:
                     survivors.append(b)
         if survivors:
             self.hyps = self._dedupe(survivors)
+            self._note_processed(at_ms)
             return None
         number = min(overdue)
+        self.judged += 1
         self.finding = self._finding(self.sent[number], self.hyps, overdue[number], NO_RESPONSE,
                                      at_ms)
         return self.finding
@@ -283,7 +334,7 @@ class GroupJudge:
     def may_be_parked(self, number: int, at_ms: int) -> bool:
         """Whether, once every request sent so far is processed, some hypothesis has not answered
         `number` (the driver may then move on without waiting for it)."""
-        self._start()
+        self._start(at_ms)
         return any(number not in b.produced
                    for h in self.hyps for b in self._settle(h, at_ms, everything=True))
 
@@ -306,12 +357,63 @@ class GroupJudge:
 
     def overtake_window(self) -> int:
         """How much later a request may be sent and still be processed first: as long as the
-        slowest answer this group has seen (a target that reads slowly answers slowly), at most
-        `overtake_ms`; with a responsive target, requests are judged in the order sent."""
-        return min(self.tol.overtake_ms, self.max_latency_ms)
+        slowest answer among the observation's neighbours (a target that reads slowly answers
+        slowly), at most `overtake_ms`; with a responsive target, requests are judged in the order
+        sent."""
+        return min(self.tol.overtake_ms, self._recent_ms)
 
-    def _start(self) -> None:
+    def _start(self, at_ms: int, own: Optional[int] = None) -> None:
+        """Judging an observation at `at_ms` begins: its CPU budget, and its slack, measured on
+        the answers of its neighbours (those within `neighbour_ms` before it) and on `own`, the
+        latency of the answer being judged when it is one that comes at once."""
         self._budget_end = time.monotonic() + self.tol.max_observation_ms / 1000.0
+        self._obs_ms = at_ms
+        since = at_ms - self.tol.neighbour_ms
+        self._recent_ms = max((lat for t, lat in self.latencies if t >= since), default=0)
+        self._own_ms = own if own is not None else 0
+        if len(self.latencies) > 64:
+            self.latencies = [x for x in self.latencies if x[0] >= since]
+
+    def _slack(self) -> int:
+        """How late, beyond its deadline and its own arming's uncertainty, a timer may fire."""
+        return self.tol.late_ms + max(self._recent_ms, self._own_ms)
+
+    def _answer_bound(self) -> int:
+        """How long after the model made an answer the target may deliver it (its neighbours'
+        latency, never the judged answer's own)."""
+        return self.tol.response_bound_ms + self.tol.late_ms + self._recent_ms
+
+    def _latency(self, number: int) -> int:
+        """How much later than sent request `number` may have been processed: until its answer,
+        the read barrier that proved it processed, or now (at most `process_ms`)."""
+        sent = self.sent.get(number)
+        if sent is None:
+            return 0
+        until = self.processed_at.get(number, self.answered_at.get(number, self._obs_ms))
+        return max(0, min(self.tol.process_ms, until - sent.at_ms))
+
+    def _uncertainty(self, h: Hyp, key: TimerKey) -> int:
+        """How much later than its model deadline timer `key` may be due on the target."""
+        req, firings = h.uncertain.get(key, (-1, 0))
+        return (self._latency(req) if req >= 0 else 0) + firings * self._slack()
+
+    def _note_processed(self, at_ms: int) -> None:
+        """Record when each request became processed in every hypothesis (a read barrier)."""
+        for n in [n for n in self.sent if n not in self.processed_at]:
+            if all(p.number != n for h in self.hyps for p in h.pending):
+                self.processed_at[n] = min(at_ms, self.answered_at.get(n, at_ms))
+
+    @staticmethod
+    def _arm(before: Hyp, after: Hyp, source: tuple[int, int]) -> None:
+        """`after` follows `before` by a transition whose moment is uncertain by `source`: the
+        timers it armed inherit that; timers no longer armed are forgotten."""
+        old = {(d, e, mid) for d, _, e, mid in armed_timers(before.group)}
+        now = {(d, e, mid) for d, _, e, mid in armed_timers(after.group)}
+        kept = {k: v for k, v in after.uncertain.items() if k in now}
+        if source != (-1, 0):
+            for k in now - old:
+                kept[k] = source
+        after.uncertain = kept
 
     def _check_budget(self) -> None:
         if time.monotonic() > self._budget_end:
@@ -357,33 +459,35 @@ class GroupJudge:
     def _dedupe(self, hyps: list[Hyp]) -> list[Hyp]:
         seen: dict[tuple[object, ...], Hyp] = {}
         for h in hyps:
-            k = h.key()
-            old = seen.get(k)
-            if old is None or h.skew > old.skew:
-                seen[k] = h
+            seen.setdefault(h.key(), h)  # (the timers' uncertainty is part of the key)
         if len(seen) > self.tol.max_hypotheses:
             raise Inconclusive(f"{len(seen)} hypotheses (bound {self.tol.max_hypotheses})")
         return list(seen.values())
 
     def _expand(self, h: Hyp, can_until: int, must_before: Optional[int] = None) -> list[Hyp]:
-        """Every way the timers of `h` may have fired by `can_until` (those due before
-        `must_before - late - skew` must have fired)."""
-        must_t = (can_until if must_before is None else must_before) - self.tol.late_ms
+        """Every way the timers of `h` may have fired by `can_until`: a timer fires at its deadline
+        `d` or later, never earlier (`early_ms`: clock granularity), and must have fired before
+        `must_before` (default `can_until`) once `d` + its uncertainty + the slack has passed."""
+        must_point = can_until if must_before is None else must_before
         can_t = can_until + self.tol.early_ms
-        reorder = self.tol.reorder_ms + self.max_latency_ms
+        reorder = self.tol.reorder_ms + self._recent_ms
+        slack = self._slack()
+        cleanup = GROUP_CLEANUP in self.tol.allowances
         out: list[Hyp] = []
         stack = [h]
         firings = 0
         while stack:
             self._check_budget()
             x = stack.pop()
-            if x.group.state is GroupState.Empty and not x.group.offsets:
+            if cleanup and x.group.state is GroupState.Empty and not x.group.offsets:
                 # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
                 # 10 min by default, phase unknown) removes an Empty group that has no offsets:
                 # it may have run at any moment
                 for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(_OFFSETS_EXPIRE),
                                    self.settings, x.now, self.mode):
-                    stack.append(self._record(x, tr, x.now, x.now + self.tol.late_ms + x.skew))
+                    y = self._record(x, tr, x.now, x.now)
+                    self._arm(x, y, (-1, 0))
+                    stack.append(y)
             timers = armed_timers(x.group)
             if not timers:
                 out.append(x)
@@ -392,7 +496,8 @@ class GroupJudge:
             if dmin >= can_t:
                 out.append(x)
                 continue
-            if not dmin < must_t - x.skew:
+            if not any(d + self._uncertainty(x, (d, e, mid)) + slack < must_point
+                       for d, _, e, mid in timers):
                 out.append(x)  # nothing more has fired yet
             for d, _, event, member in timers:
                 if d > min(can_t, dmin + reorder):
@@ -401,10 +506,14 @@ class GroupJudge:
                 firings += 1
                 if firings > self.tol.max_firings:
                     raise Inconclusive(f"more than {self.tol.max_firings} timer firings per observation")
+                key = (d, event, member)
+                req, chain = x.uncertain.get(key, (-1, 0))
+                # the target fired it by then: the answers it made come by then too
+                fired_by = at + self._uncertainty(x, key) + slack
                 for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(event, member_id=member),
                                    self.settings, at, self.mode):
-                    y = self._record(x, tr, at, d + self.tol.late_ms + x.skew)
-                    y.skew = max(x.skew, can_until - at)
+                    y = self._record(x, tr, at, fired_by)
+                    self._arm(x, y, (req, chain + 1))  # armed at a moment uncertain by one slack more
                     stack.append(y)
         return out
 
@@ -412,18 +521,24 @@ class GroupJudge:
         request = translate(s.request, h.to_model)
         at = max(h.now, s.at_ms)
         out = []
-        # sessions and MEMBER_ID_REQUIRED ids due around this request's processing (their
-        # expiry, if committed before it, may be evaluated after it: the late expiry)
-        slow = self.overtake_window()
+        # with the late-expiry allowances (Kafka 3.9): sessions and MEMBER_ID_REQUIRED ids due
+        # while this request held the group lock, from `stale_expiry_ms` before its send to its
+        # answer (its own processing window): their expiry, committed before it, may be evaluated
+        # after it
+        start = s.at_ms - self.tol.stale_expiry_ms
+        end = s.at_ms + self._latency(s.number) + self.tol.early_ms
         def near(deadline: int) -> bool:
-            return self.tol.stale_expiry_ms > 0 and at - self.tol.stale_expiry_ms - slow <= deadline <= at + slow
+            return self.tol.stale_expiry_ms > 0 and start <= deadline <= end
         due = [(x.member_id, x.session_deadline) for x in h.group.members
-               if x.session_deadline is not None and near(x.session_deadline)]
-        due_pending = [p.member_id for p in h.group.pending if near(p.deadline)]
+               if x.session_deadline is not None and near(x.session_deadline)
+               ] if LATE_SESSION_EXPIRY in self.tol.allowances else []
+        due_pending = [p.member_id for p in h.group.pending if near(p.deadline)
+                       ] if LATE_PENDING_EXPIRY in self.tol.allowances else []
         for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
                            self.settings, at, self.mode):
-            latest = max(at, s.at_ms + self.tol.process_ms)
+            latest = at
             y = self._record(h, tr, at, latest)
+            self._arm(h, y, (s.number, 0))
             y.req_rows[s.number] = tr.rows
             if tr.reply is not None:
                 y.produced[s.number] = (tr.reply, latest, tr.rows)
@@ -431,16 +546,16 @@ class GroupJudge:
             for member, deadline in due:
                 after = y.group.member(member)
                 if after is not None and after.session_deadline not in (None, deadline):
-                    out.extend(self._late_expiry(y, member, at, latest))
+                    out.extend(self._late_expiry(y, member, at, latest, s.number))
             for member in due_pending:
                 # a pending id that this JoinGroup made a member, the group still rebalancing:
                 # Kafka's late pending expiry is GroupMetadata.remove (GC:1519), which drops the
                 # member without answering the JoinGroup it is parked in, then the join check
                 if y.group.has_member(member) and y.group.state is GroupState.PreparingRebalance:
-                    out.extend(self._late_expiry(y, member, at, latest, unanswered=s.number))
+                    out.extend(self._late_expiry(y, member, at, latest, s.number, unanswered=s.number))
         return out
 
-    def _late_expiry(self, y: Hyp, member: str, at: int, latest: int,
+    def _late_expiry(self, y: Hyp, member: str, at: int, latest: int, number: int,
                      unanswered: Optional[int] = None) -> list[Hyp]:
         """The expiry of `member`'s previous session, force-completed before the request that
         re-armed it and evaluated after it: Kafka's onExpireHeartbeat, i.e. the table's
@@ -453,6 +568,7 @@ class GroupJudge:
             if tr.rows and tr.rows[0].endswith("/satisfied"):
                 continue  # nothing happens: the hypothesis without the late expiry stands for it
             z = self._record(y, tr, at, latest)
+            self._arm(y, z, (number, 0))  # evaluated right after request `number`
             if unanswered is not None and unanswered not in y.produced and unanswered in z.produced:
                 z.produced[unanswered] = (None, latest, z.produced[unanswered][2])
             out.append(z)

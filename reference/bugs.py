@@ -24,4 +24,20 @@ BUGS: Final[dict[str, str]] = {
     "initial-delay-completes-early": "InitialDelayedJoin completes as soon as every member has joined",
     "max-size-counts-members": "group.max.size in PreparingRebalance counts all members, not parked ones",
     "describe-protocol-outside-stable": "DescribeGroups reports the protocol name in every state",
+    # timing bugs: departures from Kafka's timers (negative controls for the judge's timing slack)
+    "session-expiry-late": "a member's session expires 1,000 ms after its session timeout",
+    "session-expiry-early": "a member's session expires 300 ms before its session timeout",
+    "join-unanswered-at-rebalance-timeout": "a join phase ended by the rebalance timeout never answers the parked JoinGroups",
+    "empty-group-deleted": "an Empty group without offsets is deleted at once (its generation lost)",
+    "heartbeat-answered-late": "Heartbeat is answered 3,000 ms after it was handled",
+    "rebalance-timeout-first-member": "the group's rebalance timeout is its first member's, not the largest",
 }
+
+# the bugs that change only when things happen, not what (negative controls for fuzz timing)
+TIMING_BUGS: Final = ("session-expiry-late", "session-expiry-early", "join-unanswered-at-rebalance-timeout",
+                      "empty-group-deleted", "heartbeat-answered-late", "rebalance-timeout-first-member")
+
+# the timing bugs' magnitudes (reference/coordinator.py reads them)
+SESSION_LATE_MS: Final = 1000
+SESSION_EARLY_MS: Final = 300
+HEARTBEAT_LATE_MS: Final = 3000

@@ -33,7 +33,7 @@ from model.messages import (
 )
 from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
 
-from reference.bugs import BUGS
+from reference.bugs import BUGS, HEARTBEAT_LATE_MS, SESSION_EARLY_MS, SESSION_LATE_MS
 from reference.errors import IllegalGroupState, IllegalStateTransition, ReferenceUsageError
 from reference.group import GroupMetadata, JoinCallback, MemberMetadata, Protocols, SyncCallback
 from reference.manager import GroupMetadataManager
@@ -170,6 +170,12 @@ class ReferenceCoordinator:
             yield
         finally:
             self._depth -= 1
+        if self._depth == 0 and "empty-group-deleted" in self._bugs:
+            for group in self._manager.current_groups():
+                # (one that had a generation: a new group's MEMBER_ID_REQUIRED join keeps it)
+                if (group.is_(GroupState.Empty) and not group.has_offsets() and group.generation_id > 0
+                        and not group.pending_members()):
+                    self._cleanup_group_metadata(group, [])
         if self._depth == 0:
             while self._outbox:
                 callback, response = self._outbox.pop(0)
@@ -593,6 +599,14 @@ class ReferenceCoordinator:
     # Rebalance (GC:1470 maybePrepareRebalance, GC:1478 prepareRebalance, GC:1527-1585)
     # ======================================================================================
 
+    def _rebalance_timeout(self, group: GroupMetadata) -> int:
+        """GM rebalanceTimeoutMs: the largest of the members' (seeded bug: the first member's)."""
+        if "rebalance-timeout-first-member" in self._bugs:
+            first = next(iter(group.all_member_metadata()), None)
+            if first is not None:
+                return first.rebalance_timeout_ms
+        return group.rebalance_timeout_ms
+
     def _maybe_prepare_rebalance(self, group: GroupMetadata) -> None:
         if group.can_rebalance():
             self.prepare_rebalance(group)
@@ -610,11 +624,11 @@ class ReferenceCoordinator:
                 group,
                 delay,
                 delay,
-                max(group.rebalance_timeout_ms - delay, 0),
+                max(self._rebalance_timeout(group) - delay, 0),
                 complete_on_check="initial-delay-completes-early" in self._bugs,
             )
         else:
-            op = DelayedJoin(self, group, group.rebalance_timeout_ms)
+            op = DelayedJoin(self, group, self._rebalance_timeout(group))
         group.transition_to(GroupState.PreparingRebalance)
         self._purgatory.try_complete_else_watch(op, (join_key(group.group_id),))
 
@@ -655,14 +669,17 @@ class ReferenceCoordinator:
         if not group.maybe_elect_new_joined_leader() and group.size > 0:
             # "could not complete rebalance because no members rejoined": wait another timeout.
             self._purgatory.try_complete_else_watch(
-                DelayedJoin(self, group, group.rebalance_timeout_ms), (join_key(group.group_id),)
+                DelayedJoin(self, group, self._rebalance_timeout(group)), (join_key(group.group_id),)
             )
             return
         group.init_next_generation(bump="no-generation-bump" not in self._bugs)
         if group.is_(GroupState.Empty):
             self._manager.store_group(group, {}, lambda error: None)  # failure is only a WARN
             return
+        unanswered = event is TimerEvent.DelayedJoinExpire and "join-unanswered-at-rebalance-timeout" in self._bugs
         for member in group.all_member_metadata():
+            if unanswered and member.awaiting_join_callback is not None:
+                member.awaiting_join_callback = _drop_answer
             group.maybe_invoke_join_callback(
                 member,
                 _join_result(group, member.member_id, group.leader_id, with_members=group.is_leader(member.member_id)),
@@ -692,7 +709,7 @@ class ReferenceCoordinator:
         if "no-delayed-sync" in self._bugs:
             return
         self._purgatory.try_complete_else_watch(
-            DelayedSync(self, group, group.generation_id, group.rebalance_timeout_ms), (sync_key(group.group_id),)
+            DelayedSync(self, group, group.generation_id, self._rebalance_timeout(group)), (sync_key(group.group_id),)
         )
 
     def try_complete_pending_sync(
@@ -726,7 +743,12 @@ class ReferenceCoordinator:
     # ======================================================================================
 
     def _complete_and_schedule_next_heartbeat_expiration(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        self._complete_and_schedule_next_expiration(group, member, member.session_timeout_ms)
+        timeout = member.session_timeout_ms
+        if "session-expiry-late" in self._bugs:
+            timeout += SESSION_LATE_MS
+        if "session-expiry-early" in self._bugs:
+            timeout = max(1, timeout - SESSION_EARLY_MS)
+        self._complete_and_schedule_next_expiration(group, member, timeout)
 
     def _complete_and_schedule_next_expiration(self, group: GroupMetadata, member: MemberMetadata, timeout_ms: int) -> None:
         key = member_key(group.group_id, member.member_id)
@@ -867,6 +889,8 @@ class ReferenceCoordinator:
     # ======================================================================================
 
     def handle_heartbeat(self, req: HeartbeatRequest, respond: Callable[[HeartbeatResponse], None]) -> None:
+        if "heartbeat-answered-late" in self._bugs:
+            respond = self._answer_late(respond, HEARTBEAT_LATE_MS)
         group = self._members_group(req.group_id, ApiKey.Heartbeat, respond, HeartbeatResponse)
         if group is None:
             return
@@ -899,6 +923,13 @@ class ReferenceCoordinator:
             respond(HeartbeatResponse(Error.NONE))
         else:
             raise IllegalGroupState(f"Reached unexpected condition for Dead group {group.group_id}")
+
+    def _answer_late(self, respond: Callable[[HeartbeatResponse], None], delay_ms: int
+                     ) -> Callable[[HeartbeatResponse], None]:
+        """Seeded bug `heartbeat-answered-late`: the answer is held in the purgatory for `delay_ms`."""
+        def later(response: HeartbeatResponse) -> None:
+            self._purgatory.try_complete_else_watch(_LateAnswer(lambda: respond(response), delay_ms), ())
+        return later
 
     # ======================================================================================
     # LeaveGroup (GC:651 handleLeaveGroup)
@@ -1143,6 +1174,24 @@ class ReferenceCoordinator:
     def _record_admin(self, group_id: str, event: TimerEvent) -> None:
         if self._recorder is not None:
             self._recorder.on_timer(self.now_ms(), group_id, event, None)
+
+
+def _drop_answer(response: JoinGroupResponse) -> None:
+    """Seeded bug `join-unanswered-at-rebalance-timeout`: the parked JoinGroup's answer is lost."""
+
+
+class _LateAnswer(DelayedOperation):
+    """An answer delivered when its timer expires (seeded bug `heartbeat-answered-late`)."""
+
+    def __init__(self, deliver: Callable[[], None], delay_ms: int) -> None:
+        super().__init__(delay_ms)
+        self.deliver = deliver
+
+    def try_complete(self) -> bool:
+        return False
+
+    def on_complete(self) -> None:
+        self.deliver()
 
 
 def _request_group_id(request: Request) -> str:

@@ -78,6 +78,12 @@ SLOW: Final[dict[str, str]] = {
     "tests/fuzz/test_fuzz_run.py::test_seeded_bug_is_found_shrunk_and_replayable":
         "fuzzes until a seeded bug, then shrinks (95 s)",
     "tests/fuzz/test_fuzz_run.py::test_correct_reference_has_no_findings": "a full clean fuzz run (31 s)",
+    "tests/fuzz/test_probe.py::test_a_contradicting_config_stops_the_run_with_exit_2":
+        "the agreeing run's sequences wait on Kafka's 6 s sessions (30 s)",
+    "tests/fuzz/test_timing_bugs.py::test_timing_bug_is_found":
+        "a 0.4-2 minute fuzz run per seeded timing bug (about 5 min for 6)",
+    "tests/fuzz/test_exit_status.py::test_a_target_that_dies_mid_run_never_exits_0":
+        "two 9 s fuzz runs, one against a serve stopped mid-run (26 s)",
     # hardening/: interrupts and timeouts waited for in real time
     "tests/hardening/test_defects.py::test_ctrl_c_stops_check": "waits for a check run to start (19 s)",
     "tests/hardening/test_defects.py::test_wire_peer_that_never_answers_is_incomplete":

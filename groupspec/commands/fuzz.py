@@ -1,6 +1,7 @@
 """`groupspec fuzz`: model-drawn request sequences against a broker, judged, shrunk, classified
-(fuzz/cli.py). Exit 0 nothing found, 1 findings, 2 bad usage, 3 the target was unreachable or
-nothing could be judged, 130 interrupted (the report says so).
+(fuzz/cli.py). Exit 0 nothing found, 1 findings, 2 bad usage, 3 incomplete (the target was
+unreachable or errored, nothing could be judged, or more than 5 % of the groups were
+inconclusive), 130 interrupted (the report says so).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Final
 
 from model.errors import BadInput
 
+from fuzz.allowances import ALLOWANCES, PROFILES, allowances_in_force
 from fuzz.cli import FUZZ_CONFIG, FuzzOptions
 from groupspec.options import add_config_option, add_quiet, output_dir, parse_config
 
@@ -43,10 +45,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-commits", action="store_true",
                    help="no OffsetCommit/OffsetFetch (targets that check topic existence)")
     p.add_argument("--late-ms", type=int, default=d.late_ms, metavar="MS",
-                   help=f"a timer the model arms for time d must have fired on the target by d + this (default {d.late_ms})")
+                   help=f"constant part of the timing slack: a timer due at d must have fired by d + the latency "
+                        f"of the request that armed it + this + the latency of the neighbouring answers "
+                        f"(default {d.late_ms})")
     p.add_argument("--response-bound-ms", type=int, default=d.response_bound_ms, metavar="MS",
-                   help=f"a request the model answers must be answered by the target within this; else a "
-                        f"no-response finding (default {d.response_bound_ms})")
+                   help=f"an answer the model makes at t must come by t + this + the slack: the right answer "
+                        f"later is a finding 'answered too late', none at all a no-response finding "
+                        f"(default {d.response_bound_ms})")
+    # timing: allowances and the target's settings (issue 22)
+    p.add_argument("--allow", action="append", default=[], metavar="NAME",
+                   help="also allow this departure from the model's timers (repeatable): "
+                        + ", ".join(sorted(ALLOWANCES)) + ", or a profile's set ("
+                        + ", ".join(sorted(PROFILES)) + "); the target's profile (kafka-3.9, kafka-4, "
+                        "else strict) gives its own, and the report lists every one in force")
+    p.add_argument("--no-probe", action="store_true",
+                   help="do not read the target's group settings first (DescribeConfigs, else probes "
+                        "of the session bounds and the initial delay; a --config they contradict exits 2, "
+                        "a property not given is judged as found); judge with --config and the defaults")
     add_quiet(p)
 
 
@@ -55,9 +70,12 @@ def run(a: argparse.Namespace) -> int:
     if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
         raise BadInput("--minutes, --parallel and --max-requests must be positive")
     output_dir(a.report, "--report", "report.json", create=True)
+    allowances_in_force(a.target, a.allow)  # an unknown --allow name: BadInput before anything starts
     options = FuzzOptions(target=a.target, minutes=a.minutes, max_requests=a.max_requests, seed=a.seed,
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
-                          late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet)
+                          late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet,
+                          allow=tuple(a.allow), probe=not a.no_probe,
+                          config_given=tuple(c.partition("=")[0].strip() for c in a.config))
     from fuzz.cli import fuzz
     return fuzz(options, config)

@@ -45,6 +45,12 @@ SEEDED_BUG_CATCHERS: dict[str, str] = {
     "initial-delay-completes-early": "initial-delayed-join-extended-per-new-member",
     "max-size-counts-members": "group-max-size-evicts-late-rejoiner",
     "describe-protocol-outside-stable": "describe-group-in-each-state",
+    "session-expiry-late": "session-expiry-strictly-after-timeout",
+    "session-expiry-early": "session-expiry-strictly-after-timeout",
+    "join-unanswered-at-rebalance-timeout": "delayed-join-expiry-removes-non-rejoined-dynamic-member",
+    "empty-group-deleted": "seed-leave-during-stable-and-empty",
+    "heartbeat-answered-late": "sync-and-heartbeat-validation-order",
+    "rebalance-timeout-first-member": "delayed-join-timeout-is-the-largest-rebalance-timeout",
 }
 
 

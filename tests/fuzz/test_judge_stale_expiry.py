@@ -12,12 +12,15 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey, Error
 
+from fuzz.allowances import PROFILES
 from fuzz.judge import Finding, GroupJudge, Tolerance
 
 CFG = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
                         group_initial_rebalance_delay_ms=0)
 PROTOS = (m.ProtocolMetadata("range", b"\x01"),)
 
+# the races are Kafka 3.9's: judged with its profile (fuzz/allowances.py; strict: test_allowances.py)
+K39 = Tolerance(allowances=PROFILES["kafka-3.9"].allowances)
 
 def join(mid: str = "") -> m.JoinGroupRequest:
     return m.JoinGroupRequest("g", mid, "consumer", PROTOS, 600, 2000)
@@ -82,28 +85,28 @@ def race(j: GroupJudge, b_joins_at: int) -> Optional[Finding]:
 
 
 def test_kafka_removes_a_member_whose_old_session_expired_while_it_was_parked() -> None:
-    assert race(GroupJudge("g", CFG), 663) is None  # 3 ms after A's deadline, as Kafka did
+    assert race(GroupJudge("g", CFG, K39), 663) is None  # 3 ms after A's deadline, as Kafka did
 
 
 def test_an_atomic_session_expiry_would_call_it_a_finding() -> None:
     """Negative control: the model's own expiry (evaluated when it fires) does not allow it."""
-    f = race(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0)), 663)
+    f = race(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0, allowances=K39.allowances)), 663)
     assert f is not None and f.api == "DescribeGroups"
 
 
 def test_the_race_needs_the_old_deadline_near_the_completion() -> None:
     """Long before A's deadline (659 ms) nothing is committed: removing A is a finding; long after
     it, the expiry was evaluated while A was still parked, and ignored."""
-    early = race(GroupJudge("g", CFG), 400)
+    early = race(GroupJudge("g", CFG, K39), 400)
     assert early is not None and early.api == "DescribeGroups"
-    late = race(GroupJudge("g", CFG, Tolerance(late_ms=300)), 1400)
+    late = race(GroupJudge("g", CFG, Tolerance(late_ms=300, allowances=K39.allowances)), 900)
     assert late is not None and late.api == "DescribeGroups"
 
 
 def test_a_member_that_stays_parked_is_never_expired() -> None:
     """The seeded bug session-expiry-while-parked: A, parked in JoinGroup, answered
     UNKNOWN_MEMBER_ID when its old session deadline passes, is still a finding."""
-    j = GroupJudge("g", CFG)
+    j = GroupJudge("g", CFG, K39)
     stable_pair(j)
     j.send(10, ApiKey.JoinGroup, 9, join("A"), 159)
     # a read barrier: the rebalance A's rejoin started shows, so A is parked from here on
@@ -132,15 +135,15 @@ def test_kafka_drops_a_join_whose_pending_id_expired_while_it_joined() -> None:
     """Kafka 3.9.2 (benchmarks/fuzz_results.md): `Adding new member X` at 2305 ms, `Pending
     member X ... has been removed after session timeout expiration` at 2308 ms, the group empty
     at 2332 ms, and X's JoinGroup never answered."""
-    assert pending_join(GroupJudge("g", CFG), 603) is None
+    assert pending_join(GroupJudge("g", CFG, K39), 603) is None
 
 
 def test_a_dropped_join_far_from_the_pending_deadline_is_a_finding() -> None:
     # the model's atomic expiry: either X's id expired first (its join answered UNKNOWN_MEMBER_ID,
     # the group never had a member: no protocol type) or X joined and stays until answered
-    f = pending_join(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0)), 603)
+    f = pending_join(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0, allowances=K39.allowances)), 603)
     assert f is not None and f.api == "DescribeGroups"
-    f = pending_join(GroupJudge("g", CFG), 300)
+    f = pending_join(GroupJudge("g", CFG, K39), 300)
     assert f is not None and f.api == "DescribeGroups"
 
 
@@ -163,8 +166,8 @@ def heartbeat_at_deadline(j: GroupJudge, beat_at: int) -> Optional[Finding]:
 def test_a_heartbeat_at_the_deadline_may_be_answered_and_its_member_removed_after_it() -> None:
     """The same two steps with a heartbeat holding the lock (from Kafka's code path; the probe
     shows the JoinGroup case)."""
-    assert heartbeat_at_deadline(GroupJudge("g", CFG), 661) is None
-    f = heartbeat_at_deadline(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0)), 661)
+    assert heartbeat_at_deadline(GroupJudge("g", CFG, K39), 661) is None
+    f = heartbeat_at_deadline(GroupJudge("g", CFG, Tolerance(stale_expiry_ms=0, allowances=K39.allowances)), 661)
     assert f is not None and f.api == "DescribeGroups"
-    f = heartbeat_at_deadline(GroupJudge("g", CFG), 450)  # long before the deadline
+    f = heartbeat_at_deadline(GroupJudge("g", CFG, K39), 450)  # long before the deadline
     assert f is not None and f.api == "DescribeGroups"

@@ -112,6 +112,41 @@ def describe_protocol(h: H) -> object:
     return h.describe().protocol
 
 
+def alive_after(ms: int) -> Callable[[H], object]:
+    """A lone member of session 10,000 ms, silent for `ms`: is it still a member?"""
+    def scenario(h: H) -> object:
+        (a,) = h.stable(1)
+        h.advance(ms)
+        return h.view().member(a) is not None
+    return scenario
+
+
+def join_answered_at_rebalance_timeout(h: H) -> object:
+    a, b = h.stable(2, session=60000, rebalance=20000)
+    ja = h.join(a, session=60000, rebalance=20000)  # b never rejoins: the rebalance timeout ends it
+    h.advance(20001)
+    return ja.done
+
+
+def empty_group_kept(h: H) -> object:
+    (a,) = h.stable(1)
+    h.leave(MemberIdentity(a))
+    return h.c.group_view("g") is not None
+
+
+def heartbeat_answered(h: H) -> object:
+    (a,) = h.stable(1)
+    return h.heartbeat(a, 1).done
+
+
+def largest_rebalance_timeout(h: H) -> object:
+    a, b = h.stable(2, session=60000, rebalance=20000)  # a joined first
+    # b rejoins with new metadata (a rebalance): the group's rebalance timeout is now 30,000
+    h.join(b, session=60000, rebalance=30000, protocols=(ProtocolMetadata("range", b"new"),))
+    h.advance(20001)
+    return h.state()
+
+
 SCENARIOS: dict[str, Callable[[H], object]] = {
     "sync-accepted-in-preparing": sync_in_preparing,
     "no-generation-bump": generation_after_rebalance,
@@ -127,6 +162,12 @@ SCENARIOS: dict[str, Callable[[H], object]] = {
     "initial-delay-completes-early": initial_delay,
     "max-size-counts-members": max_size_parked,
     "describe-protocol-outside-stable": describe_protocol,
+    "session-expiry-late": alive_after(10500),
+    "session-expiry-early": alive_after(9800),
+    "join-unanswered-at-rebalance-timeout": join_answered_at_rebalance_timeout,
+    "empty-group-deleted": empty_group_kept,
+    "heartbeat-answered-late": heartbeat_answered,
+    "rebalance-timeout-first-member": largest_rebalance_timeout,
 }
 
 # The coordinator config a scenario needs beyond the defaults.
@@ -147,6 +188,12 @@ EXPECTED_CORRECT: dict[str, object] = {
     "initial-delay-completes-early": False,
     "max-size-counts-members": GroupState.PreparingRebalance,
     "describe-protocol-outside-stable": "",
+    "session-expiry-late": False,
+    "session-expiry-early": True,
+    "join-unanswered-at-rebalance-timeout": True,
+    "empty-group-deleted": True,
+    "heartbeat-answered-late": True,
+    "rebalance-timeout-first-member": GroupState.PreparingRebalance,
 }
 
 
