@@ -33,7 +33,9 @@ from wire.errors import RemoteHostRefused, WireError
 
 from conformance.cli import run_files
 
+from fuzz.accept import AcceptList, load_accept, write_accept_document
 from fuzz.actions import Action, Timing, action_to_json
+from fuzz.families import families
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
@@ -63,6 +65,10 @@ class FuzzOptions:
     late_ms: int = Tolerance().late_ms
     response_bound_ms: int = Tolerance().response_bound_ms
     quiet: bool = False
+    # going deep past known differences (--accept), and what a run leaves for the next one
+    accept: Optional[str] = None  # accept file: classes whose findings are adopted, not reported
+    write_accept: Optional[str] = None  # write this run's classes (and the accepted) as an accept file
+    guided: bool = True  # coverage-guided generation (False: measure what guidance gives)
 
 
 @dataclass
@@ -78,6 +84,17 @@ class ClassRecord:
     scenario_check: str = "not checked"
     shrink_runs: int = 0
     group_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AcceptedRecord:
+    """An accepted class of a run: the entry that accepted it, how often, and how often the judge
+    went on (a model state explained the answer) rather than ending the sequence."""
+
+    entry: str
+    finding: Finding
+    count: int = 0
+    continued: int = 0
 
 
 @dataclass
@@ -104,8 +121,9 @@ class Fuzzer:
         self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms)
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
+        self.accept: Optional[AcceptList] = load_accept(options.accept) if options.accept else None
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
-                                    budget=Budget(options.max_requests))
+                                    budget=Budget(options.max_requests), accept=self.accept)
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
@@ -114,11 +132,14 @@ class Fuzzer:
         self.shrink_stop = float("inf")
         self.covered_by: dict[int, frozenset[str]] = {}
         self.durations: list[float] = []
+        self.row_counts: dict[str, int] = {r.id: 0 for r in CLASSIC_TABLE.rows}  # sequences firing it
+        self.accepted: dict[str, AcceptedRecord] = {}
 
     async def run(self) -> None:
         await self.broker.start()
         gen = Generator(self.options.seed, self.config, self.timing, self.broker.versions,
                         commits=self.options.commits)
+        gen.guided = self.options.guided
         deadline = self.stats.started + self.options.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
         extra = self.options.shrink_seconds if self.options.shrink_seconds is not None else max(
@@ -182,6 +203,13 @@ class Fuzzer:
         self.stats.requests += r.requests
         self.stats.sequences += 1
         self.stats.rows |= {k for k in r.covered if CONTEXT_SEP not in k}
+        for k in r.covered:
+            if CONTEXT_SEP not in k:
+                self.row_counts[k] = self.row_counts.get(k, 0) + 1
+        for a in r.accepted:
+            rec = self.accepted.setdefault(a.finding.class_key(), AcceptedRecord(a.entry, a.finding))
+            rec.count += 1
+            rec.continued += a.continued
         self.stats.barriers_tried += r.barriers[0]
         self.stats.barriers_held += r.barriers[1]
         if r.inconclusive:
@@ -310,10 +338,23 @@ class Fuzzer:
             "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
             "max_event_loop_lag_s": round(s.max_loop_lag_s, 3),
-            "findings": s.findings, "classes": classes,
+            "findings": s.findings, "families": families(classes), "classes": classes,
+            "accept_file": self.options.accept, "accepted": self._accepted_report(),
+            "guided": self.options.guided,
+            "row_counts": dict(sorted(self.row_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
         }
+
+
+    def _accepted_report(self) -> list[dict[str, Any]]:
+        out = []
+        for key, rec in sorted(self.accepted.items(), key=lambda kv: -kv[1].count):
+            f = rec.finding
+            out.append({"class": key, "entry": rec.entry, "count": rec.count,
+                        "continued": rec.continued, "ended": rec.count - rec.continued,
+                        "expected": list(f.expected), "actual": f.actual})
+        return out
 
 
 def _percentiles(xs: list[float]) -> dict[str, float]:
@@ -334,7 +375,9 @@ def markdown(doc: dict[str, Any]) -> str:
               f"{doc['inconclusive_groups']}; target errors {doc['errors']}",
               f"- read barriers held {doc['read_barriers']['held']} of {doc['read_barriers']['tried']} "
               "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
-              f"- findings {doc['findings']} in {len(doc['classes'])} classes", ""]
+              f"- findings {doc['findings']} in {len(doc['classes'])} classes, "
+              f"{len(doc['families'])} families", ""]
+    lines += _accepted_markdown(doc) + _families_markdown(doc)
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",
                   f"- count {c['count']}, first seen at {c['first_seen_s']} s",
@@ -345,12 +388,93 @@ def markdown(doc: dict[str, Any]) -> str:
                   f"- minimal sequence ({len(c['steps'])} of {c['original_steps']} actions, "
                   f"{c['shrink_runs']} shrink runs): `{json.dumps(c['steps'])}`",
                   f"- scenario: `{c['scenario']}` ({c['scenario_check']})", ""]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _rows_markdown(doc)) + "\n"
+
+
+def _accepted_markdown(doc: dict[str, Any]) -> list[str]:
+    acc = doc.get("accepted") or []
+    if not doc.get("accept_file"):
+        return []
+    total = sum(a["count"] for a in acc)
+    ended = sum(a["ended"] for a in acc)
+    lines = [f"## Accepted differences ({doc['accept_file']})", "",
+             f"{total} accepted findings in {len(acc)} classes; the judge adopted the target's answer "
+             f"and went on in {total - ended}; in {ended} no model state explained the answer and "
+             "the sequence ended there.", ""]
+    if acc:
+        lines += ["| count | went on | ended | class |", "|---|---|---|---|"]
+        lines += [f"| {a['count']} | {a['continued']} | {a['ended']} | `{a['class']}` |" for a in acc]
+        lines.append("")
+    return lines
+
+
+def _families_markdown(doc: dict[str, Any]) -> list[str]:
+    if not doc["families"]:
+        return []
+    lines = ["## Families (root causes)", "",
+             "Classes of one API grouped by what differs: the same fields, or the same expected -> "
+             "actual error pair, across rows.", ""]
+    for i, f in enumerate(doc["families"], 1):
+        ex = f["example"]
+        lines += [f"### {i}. {f['api']}: {f['differs']}", "",
+                  f"- {f['count']} findings in {len(f['classes'])} classes; rows: "
+                  + ", ".join(f"`{r}`" for r in f["rows"]),
+                  f"- example (`{ex['class']}`): {len(ex['steps'])} actions `{json.dumps(ex['steps'])}`; "
+                  f"scenario `{ex['scenario']}` ({ex['scenario_check']})",
+                  f"- expected `{json.dumps(ex['expected'])}`, actual `{json.dumps(ex['actual'])}`", ""]
+    return lines + ["## Classes", ""]
+
+
+def _rows_markdown(doc: dict[str, Any]) -> list[str]:
+    counts: dict[str, int] = doc["row_counts"]
+    fired = [(r, n) for r, n in counts.items() if n]
+    never = sorted(r for r, n in counts.items() if not n)
+    lines = ["## Rows fired", "",
+             f"{len(fired)} of {len(counts)} rows fired on the target (coverage guidance "
+             f"{'on' if doc.get('guided', True) else 'off'}); count = sequences in which the row fired "
+             "in every hypothesis still standing.", "", "| row | sequences |", "|---|---|"]
+    lines += [f"| `{r}` | {n} |" for r, n in fired]
+    lines += ["", f"Never fired ({len(never)}): " + ", ".join(f"`{r}`" for r in never), ""]
+    return lines
 
 
 def write_report(directory: str, doc: dict[str, Any]) -> None:
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
+
+
+def write_accept_file(path: str, doc: dict[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
+
+
+def accept_from_report(directory: str, target: str, out: str) -> int:
+    """`--write-accept OUT --from-report DIR`: DIR's report classes (and the entries it ran with)
+    as an accept file, without a run."""
+    path = os.path.join(directory, "report.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        classes = doc["classes"]
+        kept = load_accept(doc["accept_file"]).entries if doc.get("accept_file") else ()
+    except OSError as e:
+        raise BadInput(f"--from-report {path}: cannot read: {e.strerror}") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise BadInput(f"--from-report {path}: not a fuzz report ({type(e).__name__}: {e})") from None
+    write_accept_file(out, write_accept_document(target, classes, kept, source=path))
+    print(f"groupspec fuzz: wrote {out} ({len(classes)} classes of {path})")
+    return EXIT_OK
+
+
+def _create_topic(tansu: str, url: str) -> None:
+    """The topic the fuzzer commits offsets to, created with Tansu's own CLI (Tansu, like Kafka,
+    answers UNKNOWN_TOPIC_OR_PARTITION to a commit for a topic that does not exist, and the wire
+    codec has no CreateTopics)."""
+    from fuzz.actions import PARTITIONS
+    done = subprocess.run([tansu, "topic", "create", PARTITIONS[0].topic, "--broker", url,
+                           "--partitions", str(len(PARTITIONS))],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise WireError(f"tansu topic create {PARTITIONS[0].topic}: {done.stderr.strip()[-300:]}")
 
 
 @contextlib.contextmanager
@@ -385,6 +509,7 @@ def _target(spec: str, config: CoordinatorConfig, bugs: tuple[str, ...]) -> Iter
     elif spec == "tansu":
         from wire.tansu import TansuBroker
         with TansuBroker() as tb:
+            _create_topic(tb.binary, f"tcp://{tb.host}:{tb.port}")
             yield tb.host, tb.port
     elif spec.startswith("kafka-"):
         from wire.kafka_broker import KafkaBroker
@@ -431,6 +556,10 @@ def _conclude(fuzzer: Fuzzer, options: FuzzOptions, interrupted: bool) -> int:
     doc = fuzzer.report(interrupted)
     if options.report:
         write_report(options.report, doc)
+    if options.write_accept:
+        kept = fuzzer.accept.entries if fuzzer.accept is not None else ()
+        write_accept_file(options.write_accept, write_accept_document(
+            options.target, doc["classes"], kept, source=f"a run against {options.target}"))
     if not options.quiet:
         print(fuzzer.progress_line(), file=sys.stderr)
     for c in doc["classes"]:

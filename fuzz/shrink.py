@@ -23,8 +23,8 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 
 from conformance.dump import Script, document, expects
-from conformance.scenario import (AdvanceStep, CheckPendingStep, CheckResponseStep, Defaults, ScenarioFile,
-                                  step_op)
+from conformance.scenario import (AdvanceStep, CheckPendingStep, CheckResponseStep, Defaults, Expect,
+                                  ScenarioFile, step_op)
 from fuzz.actions import Action, Wait
 from fuzz.engine import Event, SequenceResult
 from fuzz.judge import NO_RESPONSE, Finding
@@ -135,13 +135,16 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
     names = _Names()
     script = Script()
     ops: dict[int, str] = {}
+    steps: dict[int, int] = {}  # request number -> its step index
     for ev in _until(result.events, finding):
         if ev.kind == "wait":
             if ev.ms > 0:
                 script.add(AdvanceStep, ev.ms)
         elif ev.kind == "send" and ev.request is not None:
-            step = script.request(ev.request, names.ref, id=f"r{ev.number}", group=GROUP, await_later=True)
+            step = script.request(ev.request, names.ref, id=f"r{ev.number}", group=GROUP, await_later=True,
+                                  api_version=ev.version)
             ops[ev.number] = step_op(step)
+            steps[ev.number] = len(script.steps) - 1
         elif ev.kind == "recv" and ev.number in ops:
             if ev.number == finding.number:
                 break
@@ -152,22 +155,40 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
                 bound = names.bind(ev.response.member_id)
                 if bound is not None:
                     script.add(CheckResponseStep, f"r{ev.number}", ops[ev.number], (), bound)
-    # the diverging request: what the model allows
+    # the diverging request: every answer the model allows (or that it has none yet)
     rid = f"r{finding.number}"
     op = ops.get(finding.number, "")
-    exp = finding.expected[0] if finding.expected else {}
-    if "response" in exp:  # the model has no answer for it (parked or superseded)
+    answers = _unique([expects(_expected(op, e, names)) for e in finding.expected if "response" not in e])
+    if not answers:  # the model has no answer for it (parked or superseded)
         script.add(CheckPendingStep, rid)
     else:
         if finding.actual == NO_RESPONSE:
             script.add(AdvanceStep, 1)
-        script.add(CheckResponseStep, rid, op, expects(_expected(op, exp, names)), None)
-    notes = f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered {finding.actual}"
+        if len(answers) == 1:
+            script.add(CheckResponseStep, rid, op, answers[0], None)
+        else:
+            script.add(CheckResponseStep, rid, op, (), None, 0, "", tuple(answers))
+    departs = len(script.steps) - 1
+    notes = (f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered "
+             f"{finding.actual}; the target departs at step {departs}")
     scenario = script.scenario(name, source=f"groupspec fuzz ({target})", config=config,
                                tags=("fuzz", "timing-real"), notes=notes)
     file = ScenarioFile("", (scenario,), Defaults(GROUP, config))
-    return document(file, conventions={"generated_by": f"groupspec fuzz against {target}",
-                                       "class": finding.class_key()})
+    return document(file, conventions={
+        "generated_by": f"groupspec fuzz against {target}", "class": finding.class_key(),
+        # where and how the target departed (fuzz/replay.py: "fails as found" means the replay
+        # fails at this step with this class)
+        "departs_at_step": departs, "departs_request_step": steps.get(finding.number, -1),
+        "api": finding.api, "api_version": finding.api_version, "shape": finding.shape,
+        "expected": list(finding.expected)})
+
+
+def _unique(xs: list[tuple[Expect, ...]]) -> list[tuple[Expect, ...]]:
+    out: list[tuple[Expect, ...]] = []
+    for x in xs:
+        if x not in out:
+            out.append(x)
+    return out
 
 
 def _until(events: list[Event], finding: Finding) -> list[Event]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
+from model.atomic import check_writable
 from model.errors import BadInput
 
 from fuzz.cli import FUZZ_CONFIG, FuzzOptions
@@ -48,9 +49,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"a request the model answers must be answered by the target within this; else a "
                         f"no-response finding (default {d.response_bound_ms})")
     add_quiet(p)
+    _add_depth_arguments(p)
+
+
+def _add_depth_arguments(p: argparse.ArgumentParser) -> None:
+    """Going deep past known differences (docs/fuzz-accept.md)."""
+    g = p.add_argument_group("known differences")
+    g.add_argument("--accept", default=None, metavar="FILE",
+                   help="accept file (docs/fuzz-accept.md): findings of the classes it lists are counted "
+                        "and reported as accepted, and the judge adopts the target's answer and goes on")
+    g.add_argument("--write-accept", default=None, metavar="FILE",
+                   help="write an accept file listing this run's classes (and the --accept entries in force) "
+                        "when the run ends; with --from-report DIR, from that report instead, without a run")
+    g.add_argument("--from-report", default=None, metavar="DIR",
+                   help="with --write-accept: read the classes from DIR/report.json of an earlier run "
+                        "(no fuzzing; --target names whom the file is for)")
+    g.add_argument("--no-guidance", action="store_true",
+                   help="draw each action at random instead of steering towards rows not fired yet "
+                        "(to measure what coverage guidance gives)")
+
+
+def _check_depth_options(a: argparse.Namespace) -> None:
+    from fuzz.accept import load_accept
+    if a.from_report is not None and a.write_accept is None:
+        raise BadInput("--from-report needs --write-accept FILE")
+    if a.accept is not None:
+        load_accept(a.accept)  # bad input before the target is started
+    if a.write_accept is not None:
+        check_writable(a.write_accept, "--write-accept")
 
 
 def run(a: argparse.Namespace) -> int:
+    _check_depth_options(a)
+    if a.from_report is not None:
+        from fuzz.cli import accept_from_report
+        return accept_from_report(a.from_report, a.target, a.write_accept)
     config = parse_config(a.config, FUZZ_CONFIG)
     if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
         raise BadInput("--minutes, --parallel and --max-requests must be positive")
@@ -58,6 +91,7 @@ def run(a: argparse.Namespace) -> int:
     options = FuzzOptions(target=a.target, minutes=a.minutes, max_requests=a.max_requests, seed=a.seed,
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
-                          late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet)
+                          late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet,
+                          accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance)
     from fuzz.cli import fuzz
     return fuzz(options, config)
