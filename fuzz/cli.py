@@ -39,6 +39,7 @@ from fuzz.families import families
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
+from fuzz.replay import replay as replay_finding
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
@@ -82,6 +83,7 @@ class ClassRecord:
     minimal_finding: Optional[Finding] = None
     scenario: Optional[str] = None
     scenario_check: str = "not checked"
+    as_found: Optional[bool] = None  # the scenario replayed fails at the departing step, same class
     shrink_runs: int = 0
     group_ids: list[str] = field(default_factory=list)
 
@@ -267,10 +269,10 @@ class Fuzzer:
             with start_in_thread(self.config) as handle:
                 return replay(handle.port)
 
-        here = await asyncio.to_thread(replay, self.port)
-        text = ("fails on the target, as found" if here == 1 else
-                "passes on the target when replayed (the divergence depends on timing)" if here == 0
-                else f"replay exit status {here}")
+        # as found: it fails at the step where the target departed, with the finding's class
+        here = await asyncio.to_thread(replay_finding, path, f"kafka://{self.host}:{self.port}")
+        rec.as_found = here.as_found
+        text = here.text
         if self.options.bugs and self.target in ("serve", "reference"):
             good = await asyncio.to_thread(on_correct)
             text += ("; passes on the correct reference" if good == 0 else
@@ -325,7 +327,7 @@ class Fuzzer:
                 "actual": f.actual, "count": rec.count, "first_seen_s": round(rec.first_seen_s, 3),
                 "scenario": rec.scenario, "steps": [action_to_json(a) for a in (rec.minimal or rec.actions)],
                 "original_steps": len(rec.actions), "shrink_runs": rec.shrink_runs,
-                "scenario_check": rec.scenario_check,
+                "scenario_check": rec.scenario_check, "replays_as_found": rec.as_found,
             })
         return {
             "target": self.target, "seed": self.options.seed, "config": kafka_properties(self.config),
@@ -341,6 +343,7 @@ class Fuzzer:
             "findings": s.findings, "families": families(classes), "classes": classes,
             "accept_file": self.options.accept, "accepted": self._accepted_report(),
             "guided": self.options.guided,
+            "replay": _replay_share(self.classes.values()),
             "row_counts": dict(sorted(self.row_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
@@ -355,6 +358,14 @@ class Fuzzer:
                         "continued": rec.continued, "ended": rec.count - rec.continued,
                         "expected": list(f.expected), "actual": f.actual})
         return out
+
+
+def _replay_share(records: Iterable[ClassRecord]) -> dict[str, Any]:
+    """How many classes' scenarios were replayed, and how many of them failed as found."""
+    checked = [r for r in records if r.as_found is not None]
+    found = sum(1 for r in checked if r.as_found)
+    return {"checked": len(checked), "as_found": found,
+            "share": round(found / len(checked), 3) if checked else None}
 
 
 def _percentiles(xs: list[float]) -> dict[str, float]:
@@ -376,7 +387,8 @@ def markdown(doc: dict[str, Any]) -> str:
               f"- read barriers held {doc['read_barriers']['held']} of {doc['read_barriers']['tried']} "
               "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
               f"- findings {doc['findings']} in {len(doc['classes'])} classes, "
-              f"{len(doc['families'])} families", ""]
+              f"{len(doc['families'])} families; scenarios replayed as found "
+              f"{doc['replay']['as_found']} of {doc['replay']['checked']}", ""]
     lines += _accepted_markdown(doc) + _families_markdown(doc)
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",

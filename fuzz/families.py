@@ -14,37 +14,59 @@ from typing import Any
 from fuzz.judge import differing_fields
 
 
-def family_of(api: str, shape: str) -> tuple[str, str]:
-    """(family key, what differs, in words) of a class of `api` with this shape."""
+def _pairs(api: str, shape: str) -> tuple[str, frozenset[str]]:
+    """A class's family handles: for a field difference its one key; for an error difference one
+    key per expected -> actual error pair (`expected A/B actual C`: A -> C and B -> C)."""
     fields = differing_fields(shape)
     if fields:
-        what = "field " + ", ".join(sorted(fields)) if fields != {"member ids"} else "member ids"
-        return f"{api}|fields:{','.join(sorted(fields))}", what
+        return "fields", frozenset({f"{api}|fields:{','.join(sorted(fields))}"})
     head = shape.partition(" differing in ")[0]
     expected, _, actual = head.removeprefix("expected ").partition(" actual ")
-    return f"{api}|errors:{expected}->{actual}", f"error {expected} -> {actual}"
+    return "errors", frozenset(f"{api}|errors:{e}->{actual}" for e in expected.split("/"))
 
 
 def families(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The report's classes (dicts with `class`, `api`, `count`, `steps`, `scenario`, ...) grouped
     into families, the family with the most findings first; each names its rows and one example:
-    the class of the family with the shortest shrunk sequence."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    whats: dict[str, str] = {}
-    for c in classes:
+    the class of the family with the shortest shrunk sequence. Classes of one API with the same
+    differing fields are one family; classes of one API that share an expected -> actual error
+    pair are one family (transitively)."""
+    parent = list(range(len(classes)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    handles: list[frozenset[str]] = []
+    for i, c in enumerate(classes):
         api, _, rest = str(c["class"]).partition("|")
-        _, _, shape = rest.partition("|")
-        key, what = family_of(api, shape)
-        groups.setdefault(key, []).append(c)
-        whats[key] = what
+        _, keys = _pairs(api, rest.partition("|")[2])
+        handles.append(keys)
+        for k in keys:
+            if k in owner:
+                parent[root(i)] = root(owner[k])
+            else:
+                owner[k] = i
+    groups: dict[int, list[int]] = {}
+    for i in range(len(classes)):
+        groups.setdefault(root(i), []).append(i)
     out: list[dict[str, Any]] = []
-    for key, members in groups.items():
-        example = min(members, key=lambda c: (len(c.get("steps", [])), -int(c.get("count", 0))))
-        rows = sorted({str(c["class"]).split("|")[1] for c in members})
+    for members in groups.values():
+        mine = [classes[i] for i in members]
+        common = frozenset.intersection(*(handles[i] for i in members))
+        names = sorted(common or frozenset.union(*(handles[i] for i in members)))
+        api = names[0].split("|")[0]
+        what = "; ".join(k.split("|", 1)[1].replace("fields:", "field ").replace("errors:", "error ")
+                         .replace("->", " -> ") for k in names)
+        example = min(mine, key=lambda c: (len(c.get("steps", [])), -int(c.get("count", 0))))
         out.append({
-            "family": key, "api": key.split("|")[0], "differs": whats[key],
-            "classes": [c["class"] for c in members], "rows": rows,
-            "count": sum(int(c.get("count", 0)) for c in members),
+            "family": " ".join(names), "api": api, "differs": what,
+            "classes": [c["class"] for c in mine],
+            "rows": sorted({str(c["class"]).split("|")[1] for c in mine}),
+            "count": sum(int(c.get("count", 0)) for c in mine),
             "example": {"class": example["class"], "steps": example.get("steps", []),
                         "scenario": example.get("scenario"),
                         "scenario_check": example.get("scenario_check", ""),
@@ -54,4 +76,4 @@ def families(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["families", "family_of"]
+__all__ = ["families"]
