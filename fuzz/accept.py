@@ -119,12 +119,20 @@ def load_accept(path: str) -> AcceptList:
 
 
 def write_accept_document(target: str, classes: Iterable[dict[str, Any]],
-                          kept: Iterable[AcceptEntry] = (), source: str = "") -> dict[str, Any]:
-    """An accept file accepting every report class (`api`, `class` = API|row|shape) and keeping
-    the entries `kept` (those in force for the run): the reason says where each came from, for a
-    person to replace with why the difference is acceptable."""
+                          kept: Iterable[AcceptEntry] = (), source: str = "",
+                          families: Optional[Iterable[dict[str, Any]]] = None) -> dict[str, Any]:
+    """An accept file accepting every report class (`api`, `class` = API|row|shape), or with
+    `families` every family, and keeping the entries `kept` (those in force for the run): the
+    reason says where each came from, for a person to replace with why the difference is
+    acceptable."""
     out: list[dict[str, str]] = [e.to_json() for e in kept]
     seen = {(e["api"], e["row"], e["shape"]) for e in out}
+    if families is not None:
+        for e in family_entries(families, source):
+            if (e["api"], e["row"], e["shape"]) not in seen:
+                seen.add((e["api"], e["row"], e["shape"]))
+                out.append(e)
+        return {"format": FORMAT, "target": target, "accept": out}
     for c in classes:
         api, row, shape = str(c["class"]).split("|", 2)
         if (api, row, shape) in seen:
@@ -137,4 +145,23 @@ def write_accept_document(target: str, classes: Iterable[dict[str, Any]],
     return {"format": FORMAT, "target": target, "accept": out}
 
 
-__all__ = ["AcceptEntry", "AcceptList", "FORMAT", "load_accept", "parse_accept", "write_accept_document"]
+def family_entries(families: Iterable[dict[str, Any]], source: str = "") -> list[dict[str, str]]:
+    """One entry per family of a report (fuzz/families.py), for every row (`row` "*"): the shared
+    differing fields, or one entry per shared expected -> actual error pair."""
+    out: list[dict[str, str]] = []
+    for f in families:
+        why = (f"family of {len(f['classes'])} classes, {f['count']} findings in {source or 'a fuzz run'}, "
+               f"rows {', '.join(f['rows'])}: {f['differs']}")
+        for name in str(f["family"]).split(" "):
+            api, _, what = name.partition("|")
+            kind, _, text = what.partition(":")
+            if kind == "fields":
+                shape = f"expected * actual * differing in {text}"
+            else:
+                expected, _, actual = text.partition("->")
+                shape = f"expected *{expected}* actual {actual}"
+            out.append({"api": api, "row": "*", "shape": shape, "reason": why})
+    return out
+
+
+__all__ = ["AcceptEntry", "AcceptList", "FORMAT", "family_entries", "load_accept", "parse_accept", "write_accept_document"]

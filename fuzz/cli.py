@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -69,6 +70,7 @@ class FuzzOptions:
     # going deep past known differences (--accept), and what a run leaves for the next one
     accept: Optional[str] = None  # accept file: classes whose findings are adopted, not reported
     write_accept: Optional[str] = None  # write this run's classes (and the accepted) as an accept file
+    accept_families: bool = False  # --write-accept: one entry per family, not per class
     guided: bool = True  # coverage-guided generation (False: measure what guidance gives)
 
 
@@ -136,6 +138,7 @@ class Fuzzer:
         self.durations: list[float] = []
         self.row_counts: dict[str, int] = {r.id: 0 for r in CLASSIC_TABLE.rows}  # sequences firing it
         self.accepted: dict[str, AcceptedRecord] = {}
+        self.inconclusive_reasons: dict[str, int] = {}
 
     async def run(self) -> None:
         await self.broker.start()
@@ -216,6 +219,8 @@ class Fuzzer:
         self.stats.barriers_held += r.barriers[1]
         if r.inconclusive:
             self.stats.inconclusive += 1
+            why = re.sub(r"\d+", "N", r.inconclusive)
+            self.inconclusive_reasons[why] = self.inconclusive_reasons.get(why, 0) + 1
         if r.error:
             self.stats.errors += 1
             self.stats.last_error = r.error
@@ -337,7 +342,8 @@ class Fuzzer:
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
-            "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
+            "inconclusive_groups": s.inconclusive, "inconclusive_reasons": self.inconclusive_reasons,
+            "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
             "max_event_loop_lag_s": round(s.max_loop_lag_s, 3),
             "findings": s.findings, "families": families(classes), "classes": classes,
@@ -415,9 +421,14 @@ def _accepted_markdown(doc: dict[str, Any]) -> list[str]:
              "the sequence ended there.", ""]
     if acc:
         lines += ["| count | went on | ended | class |", "|---|---|---|---|"]
-        lines += [f"| {a['count']} | {a['continued']} | {a['ended']} | `{a['class']}` |" for a in acc]
+        lines += [f"| {a['count']} | {a['continued']} | {a['ended']} | `{_cell(a['class'])}` |" for a in acc]
         lines.append("")
     return lines
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a class key's `|` would end the cell)."""
+    return text.replace("|", "\\|")
 
 
 def _families_markdown(doc: dict[str, Any]) -> list[str]:
@@ -459,7 +470,7 @@ def write_accept_file(path: str, doc: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
-def accept_from_report(directory: str, target: str, out: str) -> int:
+def accept_from_report(directory: str, target: str, out: str, by_family: bool = False) -> int:
     """`--write-accept OUT --from-report DIR`: DIR's report classes (and the entries it ran with)
     as an accept file, without a run."""
     path = os.path.join(directory, "report.json")
@@ -467,12 +478,13 @@ def accept_from_report(directory: str, target: str, out: str) -> int:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         classes = doc["classes"]
+        fams = doc["families"] if by_family else None
         kept = load_accept(doc["accept_file"]).entries if doc.get("accept_file") else ()
     except OSError as e:
         raise BadInput(f"--from-report {path}: cannot read: {e.strerror}") from None
     except (ValueError, KeyError, TypeError) as e:
         raise BadInput(f"--from-report {path}: not a fuzz report ({type(e).__name__}: {e})") from None
-    write_accept_file(out, write_accept_document(target, classes, kept, source=path))
+    write_accept_file(out, write_accept_document(target, classes, kept, source=path, families=fams))
     print(f"groupspec fuzz: wrote {out} ({len(classes)} classes of {path})")
     return EXIT_OK
 
@@ -571,7 +583,8 @@ def _conclude(fuzzer: Fuzzer, options: FuzzOptions, interrupted: bool) -> int:
     if options.write_accept:
         kept = fuzzer.accept.entries if fuzzer.accept is not None else ()
         write_accept_file(options.write_accept, write_accept_document(
-            options.target, doc["classes"], kept, source=f"a run against {options.target}"))
+            options.target, doc["classes"], kept, source=f"a run against {options.target}",
+            families=doc["families"] if options.accept_families else None))
     if not options.quiet:
         print(fuzzer.progress_line(), file=sys.stderr)
     for c in doc["classes"]:

@@ -64,6 +64,9 @@ def _add_depth_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--from-report", default=None, metavar="DIR",
                    help="with --write-accept: read the classes from DIR/report.json of an earlier run "
                         "(no fuzzing; --target names whom the file is for)")
+    g.add_argument("--accept-families", action="store_true",
+                   help="with --write-accept: one entry per family (any row; the shared error pair or "
+                        "differing fields) instead of one per class")
     g.add_argument("--no-guidance", action="store_true",
                    help="draw each action at random instead of steering towards rows not fired yet "
                         "(to measure what coverage guidance gives)")
@@ -83,7 +86,7 @@ def run(a: argparse.Namespace) -> int:
     _check_depth_options(a)
     if a.from_report is not None:
         from fuzz.cli import accept_from_report
-        return accept_from_report(a.from_report, a.target, a.write_accept)
+        return accept_from_report(a.from_report, a.target, a.write_accept, a.accept_families)
     config = parse_config(a.config, FUZZ_CONFIG)
     if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
         raise BadInput("--minutes, --parallel and --max-requests must be positive")
@@ -92,6 +95,7 @@ def run(a: argparse.Namespace) -> int:
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
                           late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet,
-                          accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance)
+                          accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance,
+                          accept_families=a.accept_families)
     from fuzz.cli import fuzz
     return fuzz(options, config)

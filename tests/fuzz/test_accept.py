@@ -166,3 +166,23 @@ def test_written_accept_file_accepts_the_classes_it_came_from() -> None:
     # a shape is matched whole: brackets are not patterns
     assert not AcceptEntry("DeleteGroups", "*", "expected [GROUP_ID_NOT_FOUND] actual [NONE]", "r").matches(
         "DeleteGroups", "Missing/DeleteGroups/not-found", "expected ['GROUP_ID_NOT_FOUND'] actual ['NONE']")
+
+
+def test_family_entries_accept_the_family_at_any_row_and_nothing_else() -> None:
+    from fuzz.families import families
+    classes = [{"class": "Heartbeat|Empty/Heartbeat/unknown-member|expected UNKNOWN_MEMBER_ID actual NONE", "count": 2},
+               {"class": "JoinGroup|Stable/JoinGroup/leader-rejoin|expected NONE actual NONE differing in generation",
+                "count": 1}]
+    doc = write_accept_document("t", classes, families=families(classes))
+    accept = parse_accept(json.dumps(doc), "f.json")
+    assert len(accept.entries) == 2 and all(e.row == "*" for e in accept.entries)
+
+    def accepted(api: str, row: str, shape: str) -> bool:
+        return accept.match(Finding(1, api, 4, (), (), (), {}, 0, shape, row)) is not None
+    assert accepted("Heartbeat", "Stable/Heartbeat/unknown-member", "expected ILLEGAL_GENERATION/UNKNOWN_MEMBER_ID actual NONE")
+    assert accepted("JoinGroup", "Empty/JoinGroup/pending-member-joins", "expected NONE actual NONE differing in generation")
+    # negative controls: another actual error, another field set, another API
+    assert not accepted("Heartbeat", "Stable/Heartbeat/unknown-member", "expected UNKNOWN_MEMBER_ID actual REBALANCE_IN_PROGRESS")
+    assert not accepted("JoinGroup", "Empty/JoinGroup/pending-member-joins",
+                        "expected NONE actual NONE differing in generation,members_count")
+    assert not accepted("SyncGroup", "Empty/SyncGroup/unknown-member", "expected UNKNOWN_MEMBER_ID actual NONE")
