@@ -30,6 +30,7 @@ from fuzz.engine import Event, SequenceResult
 from fuzz.judge import NO_RESPONSE, Finding
 
 Runner = Callable[[list[Action]], Awaitable[SequenceResult]]
+ANSWER_SLACK_MS = 500  # a replayed check waits as long as the answer took in the run, and this
 GROUP = "g"  # the scenario runs on a group of its own
 
 
@@ -136,6 +137,16 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
     script = Script()
     ops: dict[int, str] = {}
     steps: dict[int, int] = {}  # request number -> its step index
+    sent_at = {ev.number: ev.at_ms for ev in result.events if ev.kind == "send"}
+    took = {ev.number: ev.at_ms - sent_at[ev.number] for ev in result.events
+            if ev.kind == "recv" and ev.number in sent_at}
+
+    def wait(number: int) -> tuple[int, str]:
+        """A check's real-clock tolerance: as long as the target took to answer in the run."""
+        if number not in took:
+            return 0, ""
+        return took[number] + ANSWER_SLACK_MS, f"the target answered after {took[number]} ms in the run"
+
     for ev in _until(result.events, finding):
         if ev.kind == "wait":
             if ev.ms > 0:
@@ -154,7 +165,7 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
             if isinstance(ev.response, m.JoinGroupResponse):
                 bound = names.bind(ev.response.member_id)
                 if bound is not None:
-                    script.add(CheckResponseStep, f"r{ev.number}", ops[ev.number], (), bound)
+                    script.add(CheckResponseStep, f"r{ev.number}", ops[ev.number], (), bound, *wait(ev.number))
     # the diverging request: every answer the model allows (or that it has none yet)
     rid = f"r{finding.number}"
     op = ops.get(finding.number, "")
@@ -164,10 +175,11 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
     else:
         if finding.actual == NO_RESPONSE:
             script.add(AdvanceStep, 1)
+        late = wait(finding.number) if finding.actual != NO_RESPONSE else (0, "")
         if len(answers) == 1:
-            script.add(CheckResponseStep, rid, op, answers[0], None)
+            script.add(CheckResponseStep, rid, op, answers[0], None, *late)
         else:
-            script.add(CheckResponseStep, rid, op, (), None, 0, "", tuple(answers))
+            script.add(CheckResponseStep, rid, op, (), None, *late, tuple(answers))
     departs = len(script.steps) - 1
     notes = (f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered "
              f"{finding.actual}; the target departs at step {departs}")
