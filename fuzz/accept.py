@@ -152,7 +152,7 @@ def family_entries(families: Iterable[dict[str, Any]], source: str = "") -> list
     for f in families:
         why = (f"family of {len(f['classes'])} classes, {f['count']} findings in {source or 'a fuzz run'}, "
                f"rows {', '.join(f['rows'])}: {f['differs']}")
-        for name in str(f["family"]).split(" "):
+        for name in f.get("keys") or str(f["family"]).split(" ; "):
             api, _, what = name.partition("|")
             kind, _, text = what.partition(":")
             if kind == "fields":

@@ -63,7 +63,7 @@ def families(classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
                          .replace("->", " -> ") for k in names)
         example = min(mine, key=lambda c: (len(c.get("steps", [])), -int(c.get("count", 0))))
         out.append({
-            "family": " ".join(names), "api": api, "differs": what,
+            "family": " ; ".join(names), "keys": names, "api": api, "differs": what,
             "classes": [c["class"] for c in mine],
             "rows": sorted({str(c["class"]).split("|")[1] for c in mine}),
             "count": sum(int(c.get("count", 0)) for c in mine),

@@ -90,9 +90,11 @@ def replay(path: str, target: str) -> Replay:
         finally:
             close_factory(factory)
     except BoundaryError as e:
-        # the wire target raises when the broker closes a connection: the finding's own class
-        # if it happened at the diverging request
-        if "closed" in str(e) and reached[0] >= request_step >= 0 and request_step not in answers:
+        # the wire target raises when the broker closes a connection (from `handle`, before the
+        # hook sees the step): the finding's own class if it was sending the diverging request
+        sending = f"{conv['api']} v{conv['api_version']} "
+        if ("closed" in str(e) and str(e).startswith(sending) and request_step not in answers
+                and request_step <= reached[0] + 1):
             return judge_replay(conv, Outcome.FAIL, int(conv["departs_at_step"]), "connection-error")
         return Replay(False, f"replay incomplete: {e}")
     failed = result.failure.step_index if result.failure is not None else None
