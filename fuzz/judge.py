@@ -583,6 +583,10 @@ class GroupJudge:
                 y.pending = tuple(p for p in h.pending if p.number != number)
                 y.answered = h.answered | {number}
                 out.append(y)
+        for y in out:
+            # answered: what the model would have answered no longer tells hypotheses apart (a
+            # rejection that changed nothing and the model's own error answer are one state)
+            y.produced.pop(number, None)
         return out
 
 

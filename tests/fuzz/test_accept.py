@@ -188,3 +188,13 @@ def test_family_entries_accept_the_family_at_any_row_and_nothing_else() -> None:
     assert not accepted("JoinGroup", "Empty/JoinGroup/pending-member-joins",
                         "expected NONE actual NONE differing in generation,members_count")
     assert not accepted("SyncGroup", "Empty/SyncGroup/unknown-member", "expected UNKNOWN_MEMBER_ID actual NONE")
+
+
+def test_accepted_rejections_do_not_multiply_hypotheses() -> None:
+    """A rejection the model would also have made (another error) is one state, however often it
+    is accepted: the hypotheses do not double each time (they would make the group inconclusive)."""
+    j = judge(AcceptEntry("Heartbeat", "*", "expected UNKNOWN_MEMBER_ID actual REBALANCE_IN_PROGRESS", "order"))
+    for n in range(1, 11):
+        j.send(n, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "ghost", 1), 10 * n)
+        assert j.receive(n, 10 * n + 1, m.HeartbeatResponse(Error.REBALANCE_IN_PROGRESS)) is None
+    assert len(j.accepted) == 10 and len(j.hyps) == 1
