@@ -492,7 +492,9 @@ async def run_sequence(broker: Broker, group_id: str, index: int, actions: Itera
     except (WireError, OSError) as e:
         result.error = f"{type(e).__name__}: {e}"
     finally:
-        result.covered = seq.judge.covered_keys() if result.inconclusive is None else frozenset()
+        # (an inconclusive group too: the judge gave up on an observation without changing its
+        # hypotheses, so the rows they all fired were seen on the target before that)
+        result.covered = seq.judge.covered_keys()
         try:
             await seq.cleanup()
         except (Inconclusive, WireError, OSError):

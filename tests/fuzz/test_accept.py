@@ -198,3 +198,24 @@ def test_accepted_rejections_do_not_multiply_hypotheses() -> None:
         j.send(n, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "ghost", 1), 10 * n)
         assert j.receive(n, 10 * n + 1, m.HeartbeatResponse(Error.REBALANCE_IN_PROGRESS)) is None
     assert len(j.accepted) == 10 and len(j.hyps) == 1
+
+
+def test_an_inconclusive_observation_leaves_the_judged_rows() -> None:
+    """The judge gives up on an observation (too many hypotheses) without touching the ones it
+    had: the rows they all fired were seen on the target and still count as covered."""
+    import pytest as _pytest
+    from fuzz.judge import Inconclusive
+    j = GroupJudge("g", CFG, Tolerance(late_ms=500))
+    tansu_join_ok(j)
+    j.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                      (("c-1", b"\x07"),)), 10)
+    assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+    before = j.covered_keys()
+    assert "CompletingRebalance/SyncGroup/leader-assigns" in before
+    j.tol = Tolerance(late_ms=500, max_hypotheses=len(j.hyps))
+    # at 1100 ms the session may or may not have expired: two hypotheses, over the bound of one
+    j.send(4, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 1100)
+    with _pytest.raises(Inconclusive):
+        j.silence(1101)
+        j.receive(4, 1101, m.DescribeGroupsResponse((m.DescribedGroup(Error.NONE, "g", "Stable", "consumer", "range"),)))
+    assert j.covered_keys() == before
