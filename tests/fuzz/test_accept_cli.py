@@ -34,9 +34,9 @@ def test_write_accept_from_report(tmp_path: str) -> None:
     assert main(["fuzz", "--target", "tansu", "--write-accept", out, "--from-report", report]) == 0
     accept = load_accept(out)
     assert accept.target == "tansu" and len(accept.entries) == 1
-    f = Finding(1, "DeleteGroups", 2, ("Missing",), (), ({"errors": ["GROUP_ID_NOT_FOUND"]},), {"errors": ["NONE"]},
+    found = Finding(1, "DeleteGroups", 2, ("Missing",), (), ({"errors": ["GROUP_ID_NOT_FOUND"]},), {"errors": ["NONE"]},
                 0, "expected ['GROUP_ID_NOT_FOUND'] actual ['NONE']", "Missing/DeleteGroups/not-found")
-    assert accept.match(f) is not None
+    assert accept.match(found) is not None
     # negative control: another shape of the same row is not accepted by it
     other = Finding(1, "DeleteGroups", 2, ("Missing",), (), (), {"errors": ["NOT_COORDINATOR"]},
                     0, "expected ['GROUP_ID_NOT_FOUND'] actual ['NOT_COORDINATOR']", "Missing/DeleteGroups/not-found")
