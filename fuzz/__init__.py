@@ -5,8 +5,11 @@ Layout (lower modules never import higher ones):
 - `actions`  what a fuzzed client does: its dialect of conformance.actions, what it knows, its timing
 - `client`   asyncio Kafka connections: ApiVersions, FindCoordinator, pipelined requests
 - `judge`    the set of model states consistent with what a target did to one group
+- `accept`   accepted divergence classes (`--accept` files, docs/fuzz-accept.md), written from reports
 - `engine`   sequences drawn from the model (coverage-guided) and played against a target
 - `shrink`   delta debugging of a diverging sequence, classes, scenario files
+- `families` classes grouped by what differs (root causes first in the report)
+- `replay`   a finding's scenario replayed: does it fail at its departing step, with its class?
 - `report`   the JSON and Markdown report
 - `cli`      what `groupspec fuzz` runs (`fuzz`, FuzzOptions; groupspec/commands/ parses the arguments)
 """
