@@ -101,3 +101,22 @@ def test_a_replay_failing_at_another_step_is_not_as_found() -> None:
     nothing = judge_replay({**conv, "shape": "expected UNKNOWN_MEMBER_ID actual no-response"},
                            Outcome.FAIL, 4, None)
     assert nothing.as_found  # no answer at that step, found as no-response
+
+
+def test_expect_any_is_checked_by_the_parser(tmp_path: str) -> None:
+    """Bad input: `expect_any` with `expect`, an empty list, an unknown key inside: a format error
+    naming the step and field."""
+    import pytest
+    from conformance.parse import parse_text
+    from model.errors import BadInput
+    doc = scenario_document(run_result(), finding(({"error": "UNKNOWN_MEMBER_ID"}, {"error": "NONE"}),
+                                                  "expected NONE/UNKNOWN_MEMBER_ID actual NONE"), CFG, "s", "serve")
+    check = doc["scenarios"][0]["steps"][-1]
+    assert "expect_any" in check
+    for bad, field in (({"expect": {"error": "NONE"}}, "expect_any"), ({"expect_any": []}, "expect_any"),
+                       ({"expect_any": [{"nope": 1}]}, "expect_any[0].nope")):
+        broken = json.loads(json.dumps(doc))
+        broken["scenarios"][0]["steps"][-1].update(bad)
+        with pytest.raises(BadInput) as e:
+            parse_text(json.dumps(broken), "x.json")
+        assert field in str(e.value)
