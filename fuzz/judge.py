@@ -523,7 +523,6 @@ class GroupJudge:
                        shape(shown, actual_view),
                        max(sorted(votes), key=lambda r: votes[r]) if votes else "")
 
-
     # ---------------------------------------------------------------- accepted divergences
 
     def _accepted(self, f: Finding, s: Sent, before: list[Hyp],
@@ -553,10 +552,12 @@ class GroupJudge:
         - the same error, some fields differing: the states after the request whose answer equals
           the target's once those fields are taken as the target has them (a differing JoinGroup
           generation joins the id bijection: the target's generation stands for the model's);
-        - a different error (or a closed connection): the states after the model's answer, and,
-          when the target rejected the request, the states before it with the request dropped (a
-          rejection changes nothing);
-        - no answer at all, or an answer the model has none for: nothing explains it."""
+        - a different error, a closed connection, or an answer to a request the model drops
+          unanswered (superseded): the states after the model's answer, and, when the target
+          rejected the request, the states before it with the request dropped (a rejection
+          changes nothing);
+        - no answer at all, or an answer to a request every hypothesis still holds parked:
+          nothing explains it."""
         number = s.number
         if actual == NO_RESPONSE or not expected:
             return []
