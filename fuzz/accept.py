@@ -164,4 +164,5 @@ def family_entries(families: Iterable[dict[str, Any]], source: str = "") -> list
     return out
 
 
-__all__ = ["AcceptEntry", "AcceptList", "FORMAT", "family_entries", "load_accept", "parse_accept", "write_accept_document"]
+__all__ = ["AcceptEntry", "AcceptList", "FORMAT", "family_entries", "load_accept", "parse_accept",
+           "write_accept_document"]

@@ -792,8 +792,10 @@ _DESCRIBED: Final = {"state": "state", "protocol_type": "protocol_type", "protoc
 
 def _as_target(value: Any, to_target: dict[str, str]) -> Any:
     """A model value taken over into the target's answer: member records get the target's ids."""
-    if isinstance(value, tuple) and value and isinstance(value[0], (m.JoinGroupMember, m.MemberLeaveResult, m.DescribedMember)):
-        return tuple(dataclasses.replace(x, member_id=to_target.get(x.member_id, x.member_id)) for x in value)
+    members = (m.JoinGroupMember, m.MemberLeaveResult, m.DescribedMember)
+    if isinstance(value, tuple) and value and isinstance(value[0], members):
+        return tuple(dataclasses.replace(x, member_id=to_target.get(x.member_id, x.member_id))
+                     for x in value)
     return value
 
 
@@ -804,22 +806,24 @@ def match_accepting(api: ApiKey, version: int, model: m.Response, actual: m.Resp
     JoinGroup generation is paired with the model's in the bijection (both >= 0, no error)."""
     if type(model) is not type(actual):
         return []
-    maps: Optional[Maps] = (to_model, to_target)
-    assert maps is not None
+    maps: Maps = (to_model, to_target)
     if isinstance(model, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         if len(model.groups) != len(actual.groups) or not fields <= set(_DESCRIBED):
             return []
-        actual = m.DescribeGroupsResponse(tuple(dataclasses.replace(a, **{
-            _DESCRIBED[k]: _as_target(getattr(b, _DESCRIBED[k]), to_target) for k in fields}) for a, b in zip(actual.groups, model.groups)))
+        actual = m.DescribeGroupsResponse(tuple(
+            dataclasses.replace(a, **{_DESCRIBED[k]: _as_target(getattr(b, _DESCRIBED[k]), to_target)
+                                      for k in fields})
+            for a, b in zip(actual.groups, model.groups)))
         return match(api, version, model, actual, to_model, to_target)
     table = _OVERLAY.get(type(model), {})
     rest = set(fields) - set(table)
-    if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse) and "generation" in rest:
+    if ("generation" in rest and isinstance(model, m.JoinGroupResponse)
+            and isinstance(actual, m.JoinGroupResponse)):
         rest.discard("generation")
         if model.error is Error.NONE and model.generation_id >= 0 and actual.generation_id >= 0:
             maps = _pair_generation(maps, actual.generation_id, model.generation_id)
         actual = dataclasses.replace(actual, generation_id=model.generation_id)
-    if rest or maps is None:
+    if rest:
         return []  # a field this response cannot take over (e.g. only the member ids differ)
     ids = dict(maps[1])
     if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
