@@ -169,6 +169,8 @@ def _request_json(step: sc.RequestStep, d: sc.Defaults) -> Json:
         out["expect"] = _expect(meta.expect)
     if meta.bind is not None:
         out["bind"] = {"member_id": meta.bind}
+    if meta.api_version is not None:
+        out["api_version"] = meta.api_version
     return out
 
 
@@ -233,6 +235,8 @@ def _check_fields(step: sc.Step) -> Json:
         out: Json = {"id": step.id}
         if step.expect:
             out["expect"] = _expect(step.expect)
+        if step.expect_any:
+            out["expect_any"] = [_expect(e) for e in step.expect_any]
         if step.bind is not None:
             out["bind"] = {"member_id": step.bind}
         return out | _tolerance(step.tolerance_ms, step.tolerance_why)
@@ -283,12 +287,13 @@ def expects(values: Mapping[str, Any]) -> tuple[sc.Expect, ...]:
 
 def request_step(index: int, request: Request, ref: Callable[[str], str], *, id: Optional[str] = None,
                  group: Optional[str] = None, await_later: bool = False,
-                 expect: tuple[sc.Expect, ...] = (), bind: Optional[str] = None) -> sc.RequestStep:
+                 expect: tuple[sc.Expect, ...] = (), bind: Optional[str] = None,
+                 api_version: Optional[int] = None) -> sc.RequestStep:
     """The step that sends `request`; `ref` writes a member id as the scenario knows it (a `$X`
     binding or the literal id); `group` renames the request's group (a run on a group of its own)."""
     g = group if group is not None else group_of(request)
     listing = isinstance(request, (ListGroupsRequest, DeleteGroupsRequest))
-    meta = sc.RequestMeta(index, id, "" if listing else g, await_later, expect, bind)
+    meta = sc.RequestMeta(index, id, "" if listing else g, await_later, expect, bind, api_version)
 
     def member(member_id: str) -> sc.MemberRef:
         return sc.MemberRef(ref(member_id))

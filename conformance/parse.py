@@ -361,7 +361,8 @@ class _StepParser:
             expect = o.opt("expect", lambda x, n: self.expect(op, x, n)) or ()
         if rid is not None:
             self.scope.requests[rid] = op
-        return RequestMeta(index, rid, group, later, expect, bind)
+        version = o.opt("api_version", self.v.nonneg)
+        return RequestMeta(index, rid, group, later, expect, bind, version)
 
     def parse(self, index: int, raw_step: Any) -> Step:
         if not isinstance(raw_step, dict):
@@ -471,7 +472,16 @@ class _StepParser:
         if o.has("bind"):
             bind = o.take("bind", lambda x, n: self.bind(x, n, i), None)
         expect = o.opt("expect", lambda x, n: self.expect(op, x, n)) or ()
-        return CheckResponseStep(i, rid, op, expect, bind, *self.tolerance(o))
+        alternatives: tuple[tuple[Expect, ...], ...] = ()
+        if o.has("expect_any"):
+            if expect:
+                raise self.w.fail("expect_any", "not allowed together with expect")
+            raw: list[Any] = o.take("expect_any", self.v.list_, [])
+            if not raw:
+                raise self.w.fail("expect_any", "expected a non-empty list of expect objects")
+            alternatives = tuple(self.expect(op, x, f"expect_any[{k}]") for k, x in enumerate(raw))
+        tol_ms, why = self.tolerance(o)
+        return CheckResponseStep(i, rid, op, expect, bind, tol_ms, why, alternatives)
 
     def p_check_pending(self, o: _Obj, i: int) -> CheckPendingStep:
         return CheckPendingStep(i, o.need("id", self.request_id), *self.tolerance(o))

@@ -9,11 +9,12 @@ later, so that traces can be recorded.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from model.coordinator_api import (
     BackdoorCoordinator,
@@ -228,7 +229,8 @@ class _Run:
             assert isinstance(self.target, WhiteBoxCoordinator)
             self.target.set_append_result(append_error)
         try:
-            slot = self.send(meta.index, request)
+            with _at_version(self.target, request, meta.api_version):
+                slot = self.send(meta.index, request)
         finally:
             if append_error is not None:
                 assert isinstance(self.target, WhiteBoxCoordinator)
@@ -272,7 +274,20 @@ class _Run:
             wait(step.tolerance_ms / 1000.0, lambda: bool(slot.responses))
         response = self._response(step.id)
         group = self._request_group(step.id)
-        self.examine(step.op, response, group, step.expect, step.bind)
+        if not step.expect_any:
+            self.examine(step.op, response, group, step.expect, step.bind)
+            return
+        # one of the answers the model allows: the first that fits (its mismatches if none does)
+        first: Optional[_StepFailed] = None
+        for expect in step.expect_any:
+            try:
+                self.examine(step.op, response, group, expect, step.bind)
+                return
+            except _StepFailed as e:
+                first = first or e
+        assert first is not None
+        raise _StepFailed(f"response differs from each of the {len(step.expect_any)} answers allowed",
+                          first.mismatches)
 
     def _request_group(self, rid: str) -> str:
         request = self.slots[rid].request
@@ -440,6 +455,22 @@ class _Run:
             if len(slot.responses) > 1:
                 return f"the response callback of step {slot.step} ran {len(slot.responses)} times"
         return None
+
+
+@contextlib.contextmanager
+def _at_version(target: Coordinator, request: Request, version: Optional[int]) -> Iterator[None]:
+    """Send `request` at `version` on a target that speaks several (a broker: its negotiated
+    `versions`, one per API); a target without versions (the model, the reference) ignores it."""
+    versions = getattr(target, "versions", None)
+    if version is None or not isinstance(versions, dict) or request.api_key not in versions:
+        yield
+        return
+    before = versions[request.api_key]
+    versions[request.api_key] = version
+    try:
+        yield
+    finally:
+        versions[request.api_key] = before
 
 
 def _target_raised(e: Exception) -> _StepFailed:

@@ -99,6 +99,8 @@ class RequestMeta:
     await_later: bool
     expect: tuple[Expect, ...]
     bind: Optional[str]  # binds $X to the response's member id
+    # the API version to send it at, on a target that speaks several (a broker); None: its choice
+    api_version: Optional[int] = None
     raw: str = field(default="", compare=False, repr=False, kw_only=True)  # the JSON as written
 
 
@@ -201,6 +203,8 @@ class CheckResponseStep(_Step):
     # (the runner waits for it); `tolerance_why` says why the step needs it. Exact targets ignore it.
     tolerance_ms: int = 0
     tolerance_why: str = ""
+    # the response must satisfy one of these (the answers a model allows), instead of `expect`
+    expect_any: tuple[tuple[Expect, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

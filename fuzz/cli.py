@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -35,12 +36,17 @@ from wire.errors import RemoteHostRefused, WireError
 
 from conformance.cli import run_files
 
+from fuzz.accept import AcceptList, load_accept, write_accept_document
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.allowances import ALLOWANCES, allowances_in_force, profile_for
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
+from fuzz.families import families
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
 from fuzz.probe import TargetSettings, read_settings, reconcile
+from fuzz.replay import replay as replay_finding
+from render.findings import write_report_html
+
 from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
@@ -71,6 +77,11 @@ class FuzzOptions:
     allow: tuple[str, ...] = ()  # allowances beyond the target's profile (`--allow`)
     config_given: tuple[str, ...] = ()  # the properties `--config` set (the others: as found)
     probe: bool = True  # read or probe the target's group settings first (fuzz/probe.py)
+    # going deep past known differences (--accept), and what a run leaves for the next one
+    accept: Optional[str] = None  # accept file: classes whose findings are adopted, not reported
+    write_accept: Optional[str] = None  # write this run's classes (and the accepted) as an accept file
+    accept_families: bool = False  # --write-accept: one entry per family, not per class
+    guided: bool = True  # coverage-guided generation (False: measure what guidance gives)
 
 
 @dataclass
@@ -84,8 +95,20 @@ class ClassRecord:
     minimal_finding: Optional[Finding] = None
     scenario: Optional[str] = None
     scenario_check: str = "not checked"
+    as_found: Optional[bool] = None  # the scenario replayed fails at the departing step, same class
     shrink_runs: int = 0
     group_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AcceptedRecord:
+    """An accepted class of a run: the entry that accepted it, how often, and how often the judge
+    went on (a model state explained the answer) rather than ending the sequence."""
+
+    entry: str
+    finding: Finding
+    count: int = 0
+    continued: int = 0
 
 
 @dataclass
@@ -117,8 +140,9 @@ class Fuzzer:
         self.found: Optional[TargetSettings] = None  # the target's settings, read or probed
         self.timing = Timing.for_config(
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
+        self.accept: Optional[AcceptList] = load_accept(options.accept) if options.accept else None
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
-                                    budget=Budget(options.max_requests))
+                                    budget=Budget(options.max_requests), accept=self.accept)
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
@@ -127,11 +151,15 @@ class Fuzzer:
         self.shrink_stop = float("inf")
         self.covered_by: dict[int, frozenset[str]] = {}
         self.durations: list[float] = []
+        self.row_counts: dict[str, int] = {r.id: 0 for r in CLASSIC_TABLE.rows}  # sequences firing it
+        self.accepted: dict[str, AcceptedRecord] = {}
+        self.inconclusive_reasons: dict[str, int] = {}
 
     async def run(self) -> None:
         await self.broker.start()
         gen = Generator(self.options.seed, self.config, self.timing, self.broker.versions,
                         commits=self.options.commits)
+        gen.guided = self.options.guided
         deadline = self.stats.started + self.options.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
         extra = self.options.shrink_seconds if self.options.shrink_seconds is not None else max(
@@ -196,10 +224,19 @@ class Fuzzer:
         self.stats.judged += r.judged
         self.stats.sequences += 1
         self.stats.rows |= {k for k in r.covered if CONTEXT_SEP not in k}
+        for k in r.covered:
+            if CONTEXT_SEP not in k:
+                self.row_counts[k] = self.row_counts.get(k, 0) + 1
+        for a in r.accepted:
+            rec = self.accepted.setdefault(a.finding.class_key(), AcceptedRecord(a.entry, a.finding))
+            rec.count += 1
+            rec.continued += a.continued
         self.stats.barriers_tried += r.barriers[0]
         self.stats.barriers_held += r.barriers[1]
         if r.inconclusive:
             self.stats.inconclusive += 1
+            why = re.sub(r"\d+", "N", r.inconclusive)
+            self.inconclusive_reasons[why] = self.inconclusive_reasons.get(why, 0) + 1
         if r.error:
             self.stats.errors += 1
             self.stats.last_error = r.error
@@ -253,10 +290,10 @@ class Fuzzer:
             with start_in_thread(self.config) as handle:
                 return replay(handle.port)
 
-        here = await asyncio.to_thread(replay, self.port)
-        text = ("fails on the target, as found" if here == 1 else
-                "passes on the target when replayed (the divergence depends on timing)" if here == 0
-                else f"replay exit status {here}")
+        # as found: it fails at the step where the target departed, with the finding's class
+        here = await asyncio.to_thread(replay_finding, path, f"kafka://{self.host}:{self.port}")
+        rec.as_found = here.as_found
+        text = here.text
         if self.options.bugs and self.target in ("serve", "reference"):
             good = await asyncio.to_thread(on_correct)
             text += ("; passes on the correct reference" if good == 0 else
@@ -312,7 +349,7 @@ class Fuzzer:
                 "actual": f.actual, "count": rec.count, "first_seen_s": round(rec.first_seen_s, 3),
                 "scenario": rec.scenario, "steps": [action_to_json(a) for a in (rec.minimal or rec.actions)],
                 "original_steps": len(rec.actions), "shrink_runs": rec.shrink_runs,
-                "scenario_check": rec.scenario_check,
+                "scenario_check": rec.scenario_check, "replays_as_found": rec.as_found,
             })
         return {
             "target": self.target, "seed": self.options.seed, "config": kafka_properties(self.config),
@@ -327,13 +364,36 @@ class Fuzzer:
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
             "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
-            "inconclusive_groups": s.inconclusive, "errors": s.errors, "last_error": s.last_error,
+            "inconclusive_groups": s.inconclusive, "inconclusive_reasons": self.inconclusive_reasons,
+            "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
             "max_event_loop_lag_s": round(s.max_loop_lag_s, 3),
-            "findings": s.findings, "classes": classes,
+            "findings": s.findings, "families": families(classes), "classes": classes,
+            "accept_file": self.options.accept, "accepted": self._accepted_report(),
+            "guided": self.options.guided,
+            "replay": _replay_share(self.classes.values()),
+            "row_counts": dict(sorted(self.row_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             "sequence_seconds": _percentiles(self.durations),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
         }
+
+
+    def _accepted_report(self) -> list[dict[str, Any]]:
+        out = []
+        for key, rec in sorted(self.accepted.items(), key=lambda kv: -kv[1].count):
+            f = rec.finding
+            out.append({"class": key, "entry": rec.entry, "count": rec.count,
+                        "continued": rec.continued, "ended": rec.count - rec.continued,
+                        "expected": list(f.expected), "actual": f.actual})
+        return out
+
+
+def _replay_share(records: Iterable[ClassRecord]) -> dict[str, Any]:
+    """How many classes' scenarios were replayed, and how many of them failed as found."""
+    checked = [r for r in records if r.as_found is not None]
+    found = sum(1 for r in checked if r.as_found)
+    return {"checked": len(checked), "as_found": found,
+            "share": round(found / len(checked), 3) if checked else None}
 
 
 def _percentiles(xs: list[float]) -> dict[str, float]:
@@ -363,7 +423,10 @@ def markdown(doc: dict[str, Any]) -> str:
               + (f" (the target failed: {doc['target_error']})" if doc["target_error"] else ""),
               f"- read barriers held {doc['read_barriers']['held']} of {doc['read_barriers']['tried']} "
               "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
-              f"- findings {doc['findings']} in {len(doc['classes'])} classes", ""]
+              f"- findings {doc['findings']} in {len(doc['classes'])} classes, "
+              f"{len(doc['families'])} families; scenarios replayed as found "
+              f"{doc['replay']['as_found']} of {doc['replay']['checked']}", ""]
+    lines += _accepted_markdown(doc) + _families_markdown(doc)
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",
                   f"- count {c['count']}, first seen at {c['first_seen_s']} s",
@@ -374,12 +437,100 @@ def markdown(doc: dict[str, Any]) -> str:
                   f"- minimal sequence ({len(c['steps'])} of {c['original_steps']} actions, "
                   f"{c['shrink_runs']} shrink runs): `{json.dumps(c['steps'])}`",
                   f"- scenario: `{c['scenario']}` ({c['scenario_check']})", ""]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _rows_markdown(doc)) + "\n"
+
+
+def _accepted_markdown(doc: dict[str, Any]) -> list[str]:
+    acc = doc.get("accepted") or []
+    if not doc.get("accept_file"):
+        return []
+    total = sum(a["count"] for a in acc)
+    ended = sum(a["ended"] for a in acc)
+    lines = [f"## Accepted differences ({doc['accept_file']})", "",
+             f"{total} accepted findings in {len(acc)} classes; the judge adopted the target's answer "
+             f"and went on in {total - ended}; in {ended} no model state explained the answer and "
+             "the sequence ended there.", ""]
+    if acc:
+        lines += ["| count | went on | ended | class |", "|---|---|---|---|"]
+        lines += [f"| {a['count']} | {a['continued']} | {a['ended']} | `{_cell(a['class'])}` |" for a in acc]
+        lines.append("")
+    return lines
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a class key's `|` would end the cell)."""
+    return text.replace("|", "\\|")
+
+
+def _families_markdown(doc: dict[str, Any]) -> list[str]:
+    if not doc["families"]:
+        return []
+    lines = ["## Families (root causes)", "",
+             "Classes of one API grouped by what differs: the same fields, or the same expected -> "
+             "actual error pair, across rows.", ""]
+    for i, f in enumerate(doc["families"], 1):
+        ex = f["example"]
+        lines += [f"### {i}. {f['api']}: {f['differs']}", "",
+                  f"- {f['count']} findings in {len(f['classes'])} classes; rows: "
+                  + ", ".join(f"`{r}`" for r in f["rows"]),
+                  f"- example (`{ex['class']}`): {len(ex['steps'])} actions `{json.dumps(ex['steps'])}`; "
+                  f"scenario `{ex['scenario']}` ({ex['scenario_check']})",
+                  f"- expected `{json.dumps(ex['expected'])}`, actual `{json.dumps(ex['actual'])}`", ""]
+    return lines + ["## Classes", ""]
+
+
+def _rows_markdown(doc: dict[str, Any]) -> list[str]:
+    counts: dict[str, int] = doc["row_counts"]
+    fired = [(r, n) for r, n in counts.items() if n]
+    never = sorted(r for r, n in counts.items() if not n)
+    lines = ["## Rows fired", "",
+             f"{len(fired)} of {len(counts)} rows fired on the target (coverage guidance "
+             f"{'on' if doc.get('guided', True) else 'off'}); count = sequences in which the row fired "
+             "in every hypothesis still standing.", "", "| row | sequences |", "|---|---|"]
+    lines += [f"| `{r}` | {n} |" for r, n in fired]
+    lines += ["", f"Never fired ({len(never)}): " + ", ".join(f"`{r}`" for r in never), ""]
+    return lines
 
 
 def write_report(directory: str, doc: dict[str, Any]) -> None:
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
+    write_report_html(directory)  # each finding's scenario as a sequence diagram (report.html)
+
+
+def write_accept_file(path: str, doc: dict[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
+
+
+def accept_from_report(directory: str, target: str, out: str, by_family: bool = False) -> int:
+    """`--write-accept OUT --from-report DIR`: DIR's report classes (and the entries it ran with)
+    as an accept file, without a run."""
+    path = os.path.join(directory, "report.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        classes = doc["classes"]
+        fams = doc["families"] if by_family else None
+        kept = load_accept(doc["accept_file"]).entries if doc.get("accept_file") else ()
+    except OSError as e:
+        raise BadInput(f"--from-report {path}: cannot read: {e.strerror}") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise BadInput(f"--from-report {path}: not a fuzz report ({type(e).__name__}: {e})") from None
+    write_accept_file(out, write_accept_document(target, classes, kept, source=path, families=fams))
+    print(f"groupspec fuzz: wrote {out} ({len(classes)} classes of {path})")
+    return EXIT_OK
+
+
+def _create_topic(tansu: str, url: str) -> None:
+    """The topic the fuzzer commits offsets to, created with Tansu's own CLI (Tansu, like Kafka,
+    answers UNKNOWN_TOPIC_OR_PARTITION to a commit for a topic that does not exist, and the wire
+    codec has no CreateTopics)."""
+    from fuzz.actions import PARTITIONS
+    done = subprocess.run([tansu, "topic", "create", PARTITIONS[0].topic, "--broker", url,
+                           "--partitions", str(len(PARTITIONS))],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise WireError(f"tansu topic create {PARTITIONS[0].topic}: {done.stderr.strip()[-300:]}")
 
 
 @contextlib.contextmanager
@@ -414,6 +565,7 @@ def _target(spec: str, config: CoordinatorConfig, bugs: tuple[str, ...]) -> Iter
     elif spec == "tansu":
         from wire.tansu import TansuBroker
         with TansuBroker() as tb:
+            _create_topic(tb.binary, f"tcp://{tb.host}:{tb.port}")
             yield tb.host, tb.port
     elif spec.startswith("kafka-"):
         from wire.kafka_broker import KafkaBroker
@@ -469,6 +621,11 @@ def _conclude(fuzzer: Fuzzer, options: FuzzOptions, interrupted: bool) -> int:
     doc = fuzzer.report(interrupted)
     if options.report:
         write_report(options.report, doc)
+    if options.write_accept:
+        kept = fuzzer.accept.entries if fuzzer.accept is not None else ()
+        write_accept_file(options.write_accept, write_accept_document(
+            options.target, doc["classes"], kept, source=f"a run against {options.target}",
+            families=doc["families"] if options.accept_families else None))
     if not options.quiet:
         print(fuzzer.progress_line(), file=sys.stderr)
     for c in doc["classes"]:

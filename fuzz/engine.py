@@ -32,7 +32,8 @@ from fuzz.actions import (
     resolve,
 )
 from fuzz.client import AsyncConnection, Broker, Received, wire_request
-from fuzz.judge import CONTEXT_SEP, Finding, GroupJudge, Inconclusive, Tolerance, coverage_keys
+from fuzz.accept import AcceptList
+from fuzz.judge import Accepted, CONTEXT_SEP, Finding, GroupJudge, Inconclusive, Tolerance, coverage_keys
 
 
 def encodable(request: m.Request, version: int, versions: Versions) -> Optional[tuple[
@@ -119,6 +120,7 @@ class Generator:
         self.commits, self.candidates = commits, candidates
         self.min_len, self.max_len = min_len, max_len
         self.settle_fraction = 0.15
+        self.guided = True  # False: each action is the first candidate drawn (measuring guidance)
 
     def sequence(self, index: int, covered: frozenset[str]) -> list[Action]:
         return list(self.stream(index, covered))
@@ -142,7 +144,7 @@ class Generator:
         for _ in range(rng.randint(self.min_len, self.max_len)):
             best: Optional[Action] = None
             best_score = -1
-            for _c in range(self.candidates):
+            for _c in range(self.candidates if self.guided else 1):
                 a = random_action(rng, self.commits)
                 snap = sim.snapshot()
                 before = set(sim.rows)
@@ -197,6 +199,7 @@ class SequenceResult:
     seconds: float = 0.0
     error: Optional[str] = None  # the target could not be driven (connection refused, ...)
     barriers: tuple[int, int] = (0, 0)  # read barriers tried, and held (the order became known)
+    accepted: list[Accepted] = field(default_factory=list)  # accepted divergences (--accept)
 
 
 class Latency:
@@ -238,6 +241,7 @@ class RunSettings:
     barrier_first_s: float = 0.01
     barrier_probes: int = 4
     read_grace_s: float = 0.2  # readers' turn before answers are judged missing (`silence`)
+    accept: Optional[AcceptList] = None  # accepted divergence classes (--accept)
 
 
 class _Sequence:
@@ -246,6 +250,8 @@ class _Sequence:
         self.broker, self.group_id, self.s, self.r = broker, group_id, s, result
         self.source = source
         self.judge = GroupJudge(group_id, s.config, s.tolerance)
+        if s.accept is not None:
+            self.judge.accept = _acceptor(s.accept)
         self.k = Knowledge(group_id)
         self.t0 = time.monotonic()
         self.numbers = itertools.count(1)
@@ -278,6 +284,8 @@ class _Sequence:
         return c
 
     def _finish(self, finding: Optional[Finding]) -> None:
+        if self.judge.ended is not None:
+            self.judging = False  # an accepted divergence no model state explains: judging ends
         if finding is not None and self.r.finding is None:
             self.r.finding = finding
             self.r.finding_action = self.action_index
@@ -485,7 +493,9 @@ async def run_sequence(broker: Broker, group_id: str, index: int, actions: Itera
     except (WireError, OSError) as e:
         result.error = f"{type(e).__name__}: {e}"
     finally:
-        result.covered = seq.judge.covered_keys() if result.inconclusive is None else frozenset()
+        # (an inconclusive group too: the judge gave up on an observation without changing its
+        # hypotheses, so the rows they all fired were seen on the target before that)
+        result.covered = seq.judge.covered_keys()
         result.judged = seq.judge.judged
         try:
             await seq.cleanup()
@@ -493,7 +503,15 @@ async def run_sequence(broker: Broker, group_id: str, index: int, actions: Itera
             pass
         result.seconds = time.monotonic() - start
         result.barriers = (seq.barriers_tried, seq.barriers_held)
+        result.accepted = list(seq.judge.accepted)
     return result
+
+
+def _acceptor(accept: AcceptList) -> Callable[[Finding], Optional[str]]:
+    def entry_key(f: Finding) -> Optional[str]:
+        e = accept.match(f)
+        return None if e is None else e.key()
+    return entry_key
 
 
 def replace_actions(r: SequenceResult, actions: list[Action]) -> SequenceResult:

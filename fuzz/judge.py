@@ -78,7 +78,7 @@ import itertools
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Final, Optional, Union
+from typing import Any, Callable, Final, Optional, Union
 
 from model import messages as m
 from model.concrete import armed_timers, settings_from
@@ -204,6 +204,16 @@ class Finding:
         return f"{self.api}|{self.primary}|{self.shape}"
 
 
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A finding an accept entry (`entry`, its key) accepted; `continued`: some model state
+    explained the target's answer and the judge went on from there (else judging ended)."""
+
+    finding: Finding
+    entry: str
+    continued: bool
+
+
 class GroupJudge:
     """Judges one group of one target (groups are independent: one judge each)."""
 
@@ -227,6 +237,11 @@ class GroupJudge:
         self._recent_ms = 0  # the slowest answer among its neighbours (`_start`)
         self.finding: Optional[Finding] = None
         self._budget_end = float("inf")
+        # accepted divergences (`--accept`): which entry accepts a finding (None: it is a finding),
+        # each accepted one with whether the judge went on, and the one that ended the judging
+        self.accept: Optional[Callable[[Finding], Optional[str]]] = None
+        self.accepted: list[Accepted] = []
+        self.ended: Optional[Accepted] = None
 
     # ---------------------------------------------------------------- observations
 
@@ -242,7 +257,7 @@ class GroupJudge:
 
     def receive(self, number: int, at_ms: int, actual: Union[m.Response, str]) -> Optional[Finding]:
         """The target answered request `number` at `at_ms` (`actual` a string: no usable answer)."""
-        if self.finding is not None:
+        if self.finding is not None or self.ended is not None:
             return self.finding
         s = self.sent[number]
         self.judged += 1
@@ -290,18 +305,21 @@ class GroupJudge:
                     h.answered = h.answered | {number}
             self.hyps = before
             return None
-        self.finding = self._finding(s, before, expected, actual, at_ms)
-        if too_late and isinstance(self.finding.actual, dict):
+        finding = self._finding(s, before, expected, actual, at_ms)
+        if too_late and isinstance(finding.actual, dict):
             # the answer the model made, but later than any slack allows (a target answering late)
-            self.finding = dataclasses.replace(
-                self.finding, shape=self.finding.shape.split(" differing")[0] + " answered too late",
-                actual={**self.finding.actual, "answered_after_ms": at_ms - s.at_ms})
+            finding = dataclasses.replace(
+                finding, shape=finding.shape.split(" differing")[0] + " answered too late",
+                actual={**finding.actual, "answered_after_ms": at_ms - s.at_ms})
+        if self._accepted(finding, s, before, expected, actual):
+            return None
+        self.finding = finding
         return self.finding
 
     def silence(self, at_ms: int) -> Optional[Finding]:
         """No answer arrived for the requests still open at `at_ms`: drop every hypothesis that
         made an answer more than `response_bound_ms` ago; none left is a no-response finding."""
-        if self.finding is not None:
+        if self.finding is not None or self.ended is not None:
             return self.finding
         self._start(at_ms)
         survivors: list[Hyp] = []
@@ -322,8 +340,10 @@ class GroupJudge:
             return None
         number = min(overdue)
         self.judged += 1
-        self.finding = self._finding(self.sent[number], self.hyps, overdue[number], NO_RESPONSE,
-                                     at_ms)
+        finding = self._finding(self.sent[number], self.hyps, overdue[number], NO_RESPONSE, at_ms)
+        if self._accepted(finding, self.sent[number], self.hyps, overdue[number], NO_RESPONSE):
+            return None
+        self.finding = finding
         return self.finding
 
     def processed(self, number: int) -> bool:
@@ -619,6 +639,73 @@ class GroupJudge:
                        shape(shown, actual_view),
                        max(sorted(votes), key=lambda r: votes[r]) if votes else "")
 
+    # ---------------------------------------------------------------- accepted divergences
+
+    def _accepted(self, f: Finding, s: Sent, before: list[Hyp],
+                  expected: list[tuple[Hyp, Union[m.Response, None]]],
+                  actual: Union[m.Response, str]) -> bool:
+        """Whether an accept entry accepts `f`; if so the judge adopts the target's answer: its
+        hypotheses become the model states that explain it (`_adopt`), or, where none does,
+        judging ends here (`ended`)."""
+        entry = self.accept(f) if self.accept is not None else None
+        if entry is None:
+            return False
+        adopted = self._adopt(f, s, before, expected, actual)
+        a = Accepted(f, entry, bool(adopted))
+        self.accepted.append(a)
+        if adopted:
+            self.hyps = self._dedupe(adopted)
+        else:
+            self.ended = a
+        return True
+
+    def _adopt(self, f: Finding, s: Sent, before: list[Hyp],
+               expected: list[tuple[Hyp, Union[m.Response, None]]],
+               actual: Union[m.Response, str]) -> list[Hyp]:
+        """The model states that explain the target's answer to request `s`, given that the
+        difference `f` is accepted:
+
+        - the same error, some fields differing: the states after the request whose answer equals
+          the target's once those fields are taken as the target has them (a differing JoinGroup
+          generation joins the id bijection: the target's generation stands for the model's);
+        - a different error, a closed connection, or an answer to a request the model drops
+          unanswered (superseded): the states after the model's answer, and, when the target
+          rejected the request, the states before it with the request dropped (a rejection
+          changes nothing);
+        - no answer at all, or an answer to a request every hypothesis still holds parked:
+          nothing explains it."""
+        number = s.number
+        if actual == NO_RESPONSE or not expected:
+            return []
+        fields = differing_fields(f.shape)
+        out: list[Hyp] = []
+        for b, resp in expected:
+            if fields:
+                if resp is None or isinstance(actual, str):
+                    continue
+                for maps in match_accepting(s.api, s.version, resp, actual, b.to_model, b.to_target, fields):
+                    y = b.copy()
+                    y.to_model, y.to_target = maps
+                    y.answered = b.answered | {number}
+                    out.append(y)
+            else:
+                y = b.copy()
+                y.answered = b.answered | {number}
+                out.append(y)
+        if not fields and rejects(actual):
+            for h in before:
+                if number in h.produced or all(p.number != number for p in h.pending):
+                    continue
+                y = h.copy()
+                y.pending = tuple(p for p in h.pending if p.number != number)
+                y.answered = h.answered | {number}
+                out.append(y)
+        for y in out:
+            # answered: what the model would have answered no longer tells hypotheses apart (a
+            # rejection that changed nothing and the model's own error answer are one state)
+            y.produced.pop(number, None)
+        return out
+
 
 # -------------------------------------------------------------------- coverage
 
@@ -645,10 +732,14 @@ def translate(r: m.Request, ids: dict[str, str]) -> m.Request:
     """The request with the target's member ids replaced by the hypothesis's model ids."""
     def t(x: str) -> str:
         return ids.get(x, x)
-    if isinstance(r, (m.JoinGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest)):
+    if isinstance(r, m.JoinGroupRequest):
         return dataclasses.replace(r, member_id=t(r.member_id))
+    if isinstance(r, (m.HeartbeatRequest, m.OffsetCommitRequest)):
+        return dataclasses.replace(r, member_id=t(r.member_id),
+                                   generation_id=model_generation(ids, r.generation_id))
     if isinstance(r, m.SyncGroupRequest):
         return dataclasses.replace(r, member_id=t(r.member_id),
+                                   generation_id=model_generation(ids, r.generation_id),
                                    assignments=tuple((t(k), v) for k, v in r.assignments))
     if isinstance(r, m.LeaveGroupRequest):
         return dataclasses.replace(r, members=tuple(
@@ -657,6 +748,33 @@ def translate(r: m.Request, ids: dict[str, str]) -> m.Request:
 
 
 Maps = tuple[dict[str, str], dict[str, str]]
+
+_FOREIGN_GENERATION: Final = 1 << 30
+GENERATION: Final = "generation:"  # generations in the id bijection: "generation:0" -> "generation:1"
+
+
+def model_generation(to_model: dict[str, str], generation: int) -> int:
+    """The model's generation for a target's (the same unless an accepted difference paired them)."""
+    key = f"{GENERATION}{generation}"
+    known = to_model.get(key)
+    if known is not None:
+        return int(known[len(GENERATION):])
+    # the model's generation of that number stands for another of the target's: this one is
+    # none the model handed out
+    return _FOREIGN_GENERATION + generation if key in to_model.values() else generation
+
+
+def _pair_generation(maps: Maps, target: int, model: int) -> Maps:
+    """`target`'s generation now stands for the model's `model` (a target that numbers its
+    generations differently may hand out a number again: the newest pairing wins, and the
+    generation an older pairing named is no longer the current one in either)."""
+    a, b = f"{GENERATION}{target}", f"{GENERATION}{model}"
+    if maps[0].get(a) == b or (target == model and a not in maps[0] and b not in maps[1]):
+        return maps
+    to_model = {k: v for k, v in maps[0].items() if k != a and v != b}
+    to_target = {k: v for k, v in maps[1].items() if k != b and v != a}
+    to_model[a], to_target[b] = b, a
+    return to_model, to_target
 
 
 def _pair(maps: Maps, target_id: str, model_id: str) -> Optional[Maps]:
@@ -712,6 +830,7 @@ def match(api: ApiKey, version: int, model: m.Response, actual: m.Response,
         return []
     start: list[Maps] = [(to_model, to_target)]
     if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
+        actual = dataclasses.replace(actual, generation_id=model_generation(to_model, actual.generation_id))
         if (model.error, model.generation_id, model.protocol_type, model.protocol_name,
                 model.skip_assignment, len(model.members)) != (
                 actual.error, actual.generation_id, actual.protocol_type, actual.protocol_name,
@@ -748,6 +867,92 @@ def match(api: ApiKey, version: int, model: m.Response, actual: m.Response,
         same = model.error == actual.error and sorted(model.partitions) == sorted(actual.partitions)
         return start if same else []
     return start if model == actual else []
+
+
+def differing_fields(shape_text: str) -> frozenset[str]:
+    """The fields a class shape names as differing (`... differing in a,b`; none for an error
+    pair; "member ids" when only the id bijection failed)."""
+    _, sep, tail = shape_text.partition(" differing in ")
+    return frozenset(tail.split(",")) if sep else frozenset()
+
+
+def rejects(actual: Union[m.Response, str]) -> bool:
+    """Whether the target refused the request: an error answer (every part of it) or a dropped
+    connection."""
+    if isinstance(actual, str):
+        return True
+    if isinstance(actual, m.OffsetCommitResponse):
+        return bool(actual.partitions) and all(e is not Error.NONE for _, e in actual.partitions)
+    if isinstance(actual, m.DeleteGroupsResponse):
+        return bool(actual.results) and all(e is not Error.NONE for _, e in actual.results)
+    if isinstance(actual, m.DescribeGroupsResponse):
+        return bool(actual.groups) and all(g.error is not Error.NONE for g in actual.groups)
+    error = getattr(actual, "error", Error.NONE)
+    return isinstance(error, Error) and error is not Error.NONE
+
+
+# render key -> the response attribute that carries it (per response type)
+_OVERLAY: Final[dict[type, dict[str, str]]] = {
+    m.JoinGroupResponse: {"protocol_name": "protocol_name", "protocol_type": "protocol_type",
+                          "skip_assignment": "skip_assignment", "members_count": "members"},
+    m.SyncGroupResponse: {"assignment": "assignment", "protocol_type": "protocol_type",
+                          "protocol_name": "protocol_name"},
+    m.LeaveGroupResponse: {"member_errors": "members"},
+    m.OffsetCommitResponse: {"errors": "partitions"},
+    m.OffsetFetchResponse: {"offsets": "partitions"},
+    m.DeleteGroupsResponse: {"errors": "results"},
+}
+_DESCRIBED: Final = {"state": "state", "protocol_type": "protocol_type", "protocol": "protocol",
+                     "members_count": "members"}
+
+
+def _as_target(value: Any, to_target: dict[str, str]) -> Any:
+    """A model value taken over into the target's answer: member records get the target's ids."""
+    members = (m.JoinGroupMember, m.MemberLeaveResult, m.DescribedMember)
+    if isinstance(value, tuple) and value and isinstance(value[0], members):
+        return tuple(dataclasses.replace(x, member_id=to_target.get(x.member_id, x.member_id))
+                     for x in value)
+    return value
+
+
+def match_accepting(api: ApiKey, version: int, model: m.Response, actual: m.Response,
+                    to_model: dict[str, str], to_target: dict[str, str],
+                    fields: frozenset[str]) -> list[Maps]:
+    """`match`, with the accepted differing `fields` taken as the model has them: the target's
+    JoinGroup generation is paired with the model's in the bijection (both >= 0, no error)."""
+    if type(model) is not type(actual):
+        return []
+    maps: Maps = (to_model, to_target)
+    if isinstance(model, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
+        if len(model.groups) != len(actual.groups) or not fields <= set(_DESCRIBED):
+            return []
+        actual = m.DescribeGroupsResponse(tuple(
+            dataclasses.replace(a, **{_DESCRIBED[k]: _as_target(getattr(b, _DESCRIBED[k]), to_target)
+                                      for k in fields})
+            for a, b in zip(actual.groups, model.groups)))
+        return match(api, version, model, actual, to_model, to_target)
+    table = _OVERLAY.get(type(model), {})
+    rest = set(fields) - set(table)
+    if ("generation" in rest and isinstance(model, m.JoinGroupResponse)
+            and isinstance(actual, m.JoinGroupResponse)):
+        rest.discard("generation")
+        if model.error is Error.NONE and model.generation_id >= 0 and actual.generation_id >= 0:
+            maps = _pair_generation(maps, actual.generation_id, model.generation_id)
+        actual = dataclasses.replace(actual, generation_id=model.generation_id)
+    if rest:
+        return []  # a field this response cannot take over (e.g. only the member ids differ)
+    ids = dict(maps[1])
+    if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
+        # the ids this very answer pairs: the member's own and its leader's
+        ids.setdefault(model.member_id, actual.member_id)
+        if model.leader:
+            ids.setdefault(model.leader, actual.leader)
+    actual = dataclasses.replace(actual, **{table[k]: _as_target(getattr(model, table[k]), ids)
+                                            for k in fields if k in table})
+    # the generation is already the model's: match without translating it a second time
+    gens = {k: v for k, v in maps[0].items() if k.startswith(GENERATION)}
+    plain = {k: v for k, v in maps[0].items() if not k.startswith(GENERATION)}
+    return [({**a, **gens}, b) for a, b in match(api, version, model, actual, plain, maps[1])]
 
 
 def _pairs(options: list[Maps], pairs: list[tuple[str, str]]) -> list[Maps]:

@@ -23,13 +23,14 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 
 from conformance.dump import Script, document, expects
-from conformance.scenario import (AdvanceStep, CheckPendingStep, CheckResponseStep, Defaults, ScenarioFile,
-                                  step_op)
+from conformance.scenario import (AdvanceStep, CheckPendingStep, CheckResponseStep, Defaults, Expect,
+                                  ScenarioFile, step_op)
 from fuzz.actions import Action, Wait
 from fuzz.engine import Event, SequenceResult
 from fuzz.judge import NO_RESPONSE, Finding
 
 Runner = Callable[[list[Action]], Awaitable[SequenceResult]]
+ANSWER_SLACK_MS = 500  # a replayed check waits as long as the answer took in the run, and this
 GROUP = "g"  # the scenario runs on a group of its own
 
 
@@ -135,13 +136,26 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
     names = _Names()
     script = Script()
     ops: dict[int, str] = {}
+    steps: dict[int, int] = {}  # request number -> its step index
+    sent_at = {ev.number: ev.at_ms for ev in result.events if ev.kind == "send"}
+    took = {ev.number: ev.at_ms - sent_at[ev.number] for ev in result.events
+            if ev.kind == "recv" and ev.number in sent_at}
+
+    def wait(number: int) -> tuple[int, str]:
+        """A check's real-clock tolerance: as long as the target took to answer in the run."""
+        if number not in took:
+            return 0, ""
+        return took[number] + ANSWER_SLACK_MS, f"the target answered after {took[number]} ms in the run"
+
     for ev in _until(result.events, finding):
         if ev.kind == "wait":
             if ev.ms > 0:
                 script.add(AdvanceStep, ev.ms)
         elif ev.kind == "send" and ev.request is not None:
-            step = script.request(ev.request, names.ref, id=f"r{ev.number}", group=GROUP, await_later=True)
+            step = script.request(ev.request, names.ref, id=f"r{ev.number}", group=GROUP, await_later=True,
+                                  api_version=ev.version)
             ops[ev.number] = step_op(step)
+            steps[ev.number] = len(script.steps) - 1
         elif ev.kind == "recv" and ev.number in ops:
             if ev.number == finding.number:
                 break
@@ -151,23 +165,42 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
             if isinstance(ev.response, m.JoinGroupResponse):
                 bound = names.bind(ev.response.member_id)
                 if bound is not None:
-                    script.add(CheckResponseStep, f"r{ev.number}", ops[ev.number], (), bound)
-    # the diverging request: what the model allows
+                    script.add(CheckResponseStep, f"r{ev.number}", ops[ev.number], (), bound, *wait(ev.number))
+    # the diverging request: every answer the model allows (or that it has none yet)
     rid = f"r{finding.number}"
     op = ops.get(finding.number, "")
-    exp = finding.expected[0] if finding.expected else {}
-    if "response" in exp:  # the model has no answer for it (parked or superseded)
+    answers = _unique([expects(_expected(op, e, names)) for e in finding.expected if "response" not in e])
+    if not answers:  # the model has no answer for it (parked or superseded)
         script.add(CheckPendingStep, rid)
     else:
         if finding.actual == NO_RESPONSE:
             script.add(AdvanceStep, 1)
-        script.add(CheckResponseStep, rid, op, expects(_expected(op, exp, names)), None)
-    notes = f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered {finding.actual}"
+        late = wait(finding.number) if finding.actual != NO_RESPONSE else (0, "")
+        if len(answers) == 1:
+            script.add(CheckResponseStep, rid, op, answers[0], None, *late)
+        else:
+            script.add(CheckResponseStep, rid, op, (), None, *late, tuple(answers))
+    departs = len(script.steps) - 1
+    notes = (f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered "
+             f"{finding.actual}; the target departs at step {departs}")
     scenario = script.scenario(name, source=f"groupspec fuzz ({target})", config=config,
                                tags=("fuzz", "timing-real"), notes=notes)
     file = ScenarioFile("", (scenario,), Defaults(GROUP, config))
-    return document(file, conventions={"generated_by": f"groupspec fuzz against {target}",
-                                       "class": finding.class_key()})
+    return document(file, conventions={
+        "generated_by": f"groupspec fuzz against {target}", "class": finding.class_key(),
+        # where and how the target departed (fuzz/replay.py: "fails as found" means the replay
+        # fails at this step with this class)
+        "departs_at_step": departs, "departs_request_step": steps.get(finding.number, -1),
+        "api": finding.api, "api_version": finding.api_version, "shape": finding.shape,
+        "expected": list(finding.expected)})
+
+
+def _unique(xs: list[tuple[Expect, ...]]) -> list[tuple[Expect, ...]]:
+    out: list[tuple[Expect, ...]] = []
+    for x in xs:
+        if x not in out:
+            out.append(x)
+    return out
 
 
 def _until(events: list[Event], finding: Finding) -> list[Event]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
+from model.atomic import check_writable
 from model.errors import BadInput
 
 from fuzz.allowances import ALLOWANCES, PROFILES, allowances_in_force
@@ -63,9 +64,44 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "of the session bounds and the initial delay; a --config they contradict exits 2, "
                         "a property not given is judged as found); judge with --config and the defaults")
     add_quiet(p)
+    _add_depth_arguments(p)
+
+
+def _add_depth_arguments(p: argparse.ArgumentParser) -> None:
+    """Going deep past known differences (docs/fuzz-accept.md)."""
+    g = p.add_argument_group("known differences")
+    g.add_argument("--accept", default=None, metavar="FILE",
+                   help="accept file (docs/fuzz-accept.md): findings of the classes it lists are counted "
+                        "and reported as accepted, and the judge adopts the target's answer and goes on")
+    g.add_argument("--write-accept", default=None, metavar="FILE",
+                   help="write an accept file listing this run's classes (and the --accept entries in force) "
+                        "when the run ends; with --from-report DIR, from that report instead, without a run")
+    g.add_argument("--from-report", default=None, metavar="DIR",
+                   help="with --write-accept: read the classes from DIR/report.json of an earlier run "
+                        "(no fuzzing; --target names whom the file is for)")
+    g.add_argument("--accept-families", action="store_true",
+                   help="with --write-accept: one entry per family (any row; the shared error pair or "
+                        "differing fields) instead of one per class")
+    g.add_argument("--no-guidance", action="store_true",
+                   help="draw each action at random instead of steering towards rows not fired yet "
+                        "(to measure what coverage guidance gives)")
+
+
+def _check_depth_options(a: argparse.Namespace) -> None:
+    from fuzz.accept import load_accept
+    if a.from_report is not None and a.write_accept is None:
+        raise BadInput("--from-report needs --write-accept FILE")
+    if a.accept is not None:
+        load_accept(a.accept)  # bad input before the target is started
+    if a.write_accept is not None:
+        check_writable(a.write_accept, "--write-accept")
 
 
 def run(a: argparse.Namespace) -> int:
+    _check_depth_options(a)
+    if a.from_report is not None:
+        from fuzz.cli import accept_from_report
+        return accept_from_report(a.from_report, a.target, a.write_accept, a.accept_families)
     config = parse_config(a.config, FUZZ_CONFIG)
     if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
         raise BadInput("--minutes, --parallel and --max-requests must be positive")
@@ -76,6 +112,8 @@ def run(a: argparse.Namespace) -> int:
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
                           late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet,
                           allow=tuple(a.allow), probe=not a.no_probe,
-                          config_given=tuple(c.partition("=")[0].strip() for c in a.config))
+                          config_given=tuple(c.partition("=")[0].strip() for c in a.config),
+                          accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance,
+                          accept_families=a.accept_families)
     from fuzz.cli import fuzz
     return fuzz(options, config)
