@@ -20,7 +20,7 @@ from typing import Final, NoReturn, Optional, Protocol, Sequence
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 
 from groupspec.commands import (
-    check, diff, fuzz, prove, prove_states, replay, scenario_run, serve, soak, traces_generate,
+    check, diff, fuzz, prove, prove_states, render, replay, scenario_run, serve, soak, traces_generate,
 )
 
 
@@ -49,6 +49,7 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
     ("soak", soak),
     ("serve", serve),
     ("fuzz", fuzz),
+    ("render", render),
 )
 # The first word of a two-word command that is not a command itself: its help line.
 GROUPS: Final = {

@@ -42,11 +42,11 @@ def anchor_of_change(src: str, dst: str, event: str) -> str:
 def dot_source(table: Table) -> str:
     lines = [
         "digraph states {",
-        '  graph [rankdir=LR, bgcolor="transparent", nodesep=0.5, ranksep=1.1, '
+        '  graph [rankdir=LR, bgcolor="transparent", nodesep=0.45, ranksep=0.9, '
         'fontname="Helvetica", pad=0.2];',
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4a6fa5", '
-        'fontname="Helvetica", fontsize=13, margin="0.25,0.12"];',
-        '  edge [color="#6b7a90", fontname="Helvetica", fontsize=10, arrowsize=0.7];',
+        'fontname="Helvetica", fontsize=15, margin="0.25,0.12"];',
+        '  edge [color="#6b7a90", fontname="Helvetica", fontsize=12, arrowsize=0.8];',
     ]
     for s in ORDER:
         fill = '"#f3f3f3"' if s in ("Dead", "Missing") else '"#eef3fb"'

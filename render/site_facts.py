@@ -18,6 +18,7 @@ the model takes a fraction of a second, so the site computes it at render time (
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -42,10 +43,20 @@ def fingerprint(table: Table, urgent: tuple[tuple[str, Guard], ...]) -> str:
         "rows": rows,
         "urgent": [[ev, str(g)] for ev, g in urgent],
         "invariants": sorted([name, inv.kind] for name, inv in INVARIANTS.items()),
-        "plan": [[label, repr(b)] for label, b in DEFAULT_PLAN],
+        "plan": [[label, _bounds(b)] for label, b in DEFAULT_PLAN],
         "plan_max_states": PLAN_MAX_STATES,
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def _bounds(b: object) -> dict[str, Any]:
+    """A plan entry's bounds as plain data in a stable order (sets sorted: their iteration order
+    changes from one process to the next)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(b):  # type: ignore[arg-type]
+        v = getattr(b, f.name)
+        out[f.name] = sorted(v) if isinstance(v, (set, frozenset)) else v
+    return out
 
 
 @dataclass

@@ -418,8 +418,8 @@ def glossary_page(site: Site) -> str:
     for r in site.table.rows:
         for lit in r.guard.literals:
             used_atoms[lit.atom] = used_atoms.get(lit.atom, 0) + 1
-        for e in r.effects:
-            used_effects[e] = used_effects.get(e, 0) + 1
+        for name in r.effects:
+            used_effects[name] = used_effects.get(name, 0) + 1
     parts = ["<h2>Atoms</h2><p>A guard is a conjunction of atoms, each a yes/no question Kafka's "
              "coordinator asks about the group and the input, evaluated before the row's effects "
              "(model/atoms.py).</p>", '<table class="list"><tbody>']
