@@ -53,6 +53,7 @@ table.matrix td.none { color: #b0b6c2; text-align: center; }
 .badge.proved { background: #e3f3ea; color: var(--ok); }
 .badge.open { background: #fbe9e9; color: var(--bad); }
 .badge.kind { background: #eef1f7; color: #475069; }
+article.row, article.prop, article.bug { scroll-margin-top: 1.2rem; }
 article.row { border: 1px solid var(--line); border-radius: 8px; padding: 0.9rem 1.1rem 0.7rem;
   margin: 1rem 0; background: #fff; }
 article.row:target, article.prop:target, article.bug:target { border-color: var(--accent);

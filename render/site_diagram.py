@@ -1,5 +1,5 @@
 """The state diagram: the group states and every state change a reachable row makes, drawn by
-Graphviz `dot` as SVG. One edge per (from, to) pair, labelled by the events that take it; each event
+Graphviz `dot` as SVG. One edge per (from, to) pair, top to bottom, labelled by the events that take it; each event
 in the label links to the rows of the source state's page that make that change.
 """
 
@@ -42,7 +42,7 @@ def anchor_of_change(src: str, dst: str, event: str) -> str:
 def dot_source(table: Table) -> str:
     lines = [
         "digraph states {",
-        '  graph [rankdir=LR, bgcolor="transparent", nodesep=0.45, ranksep=0.9, '
+        '  graph [rankdir=TB, bgcolor="transparent", nodesep=0.45, ranksep=0.6, '
         'fontname="Helvetica", pad=0.2];',
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4a6fa5", '
         'fontname="Helvetica", fontsize=15, margin="0.25,0.12"];',

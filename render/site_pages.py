@@ -309,11 +309,12 @@ def invariants_page(site: Site) -> str:
         "path property": "Hold on the explored graph: something good stays reachable.",
     }
     parts = ['<table class="list"><thead><tr><th>property</th><th>kind</th><th>proof</th>'
-             '<th>negative control</th><th>kills</th></tr></thead><tbody>']
+             '<th>negative-control mutants</th><th>historical bugs it kills</th></tr></thead><tbody>']
     for p in site.properties:
         parts.append(f'<tr><td><a href="#{esc(p.name)}"><code>{esc(p.name)}</code></a></td><td>{esc(p.kind)}</td>'
-                     f'<td>{_proof_badge(site, p)}</td><td>{len(p.mutants)} mutant(s)</td>'
-                     f'<td>{len(p.historical)} bug(s)</td></tr>')
+                     f'<td>{_proof_badge(site, p)}</td>'
+                     f'<td>{", ".join(f"<code>{esc(m)}</code>" for m, _ in p.mutants) or _NONE}</td>'
+                     f'<td>{", ".join(_bug_link(b) for b in p.historical) or _NONE}</td></tr>')
     parts.append("</tbody></table>")
     for kind in kinds:
         props = [p for p in site.properties if p.kind == kind]
@@ -322,6 +323,13 @@ def invariants_page(site: Site) -> str:
     return layout("Invariants and the client's contract", "\n".join(parts),
                   lead="Every named property the explorer checks on every state and step, and the "
                        "proofs prove by induction; each has a mutant of the table that must break it.")
+
+
+_NONE: Final = '<span class="muted">—</span>'
+
+
+def _bug_link(name: str) -> str:
+    return f'<a href="historical.html#{esc(name)}">{esc(name)}</a>'
 
 
 def _proof_badge(site: Site, p: Property) -> str:
@@ -336,8 +344,9 @@ def _proof_badge(site: Site, p: Property) -> str:
 def _property(site: Site, p: Property) -> str:
     mutants = "".join(
         f'<li><code>{esc(m)}</code>: {prose(d)} <span class="muted">(<code>groupspec check --table '
-        f'check.mutants:{esc(m)}</code>)</span></li>' for m, d in p.mutants) or "<li class='muted'>none</li>"
-    bugs = "".join(f'<li><a href="historical.html#{esc(b)}">{esc(b)}</a></li>' for b in p.historical) \
+        f'check.mutants:{esc(m)} --stop-at-first-violation</code>)</span></li>'
+        for m, d in p.mutants) or "<li class='muted'>none</li>"
+    bugs = "".join(f'<li>{_bug_link(b)}</li>' for b in p.historical) \
         or "<li class='muted'>none</li>"
     fields = [("statement", prose(p.statement)), ("defined in", f"<code>{esc(p.source)}</code>"),
               ("proof status", f"{_proof_badge(site, p)} {prose(p.proof)}"),

@@ -59,7 +59,7 @@ def test_the_tree_holds_every_command() -> None:
     _, parsers = build_parser()
     names = [n for n, _ in COMMANDS]
     assert names == ["check", "prove", "prove states", "diff", "scenario run", "traces generate", "replay",
-                     "soak", "serve", "fuzz"]
+                     "soak", "serve", "fuzz", "render"]
     assert set(names) | {"", "help", "scenario", "traces"} == set(parsers)
     for name, module in COMMANDS:
         assert parsers[name].prog == f"groupspec {name}"
