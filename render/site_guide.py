@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Final
+from typing import Final, Optional
 
 from model.atomic import write_text_atomic
+from model.dsl import Table
 
 from render.site_model import ROOT
 
@@ -24,12 +25,12 @@ def guide_files() -> list[str]:
     return sorted(glob.glob(os.path.join(GUIDE_SCENARIOS, "*.json")))
 
 
-def guide_svg(path: str) -> str:
+def guide_svg(path: str, table: Optional[Table] = None) -> str:
     """The standalone SVG of a guide scenario file's one scenario."""
     from render.sequence import CSS, svg
     from render.trace import trace_of_scenario
 
-    picture = svg(trace_of_scenario(path), None)
+    picture = svg(trace_of_scenario(path, table=table), None)
     head, sep, rest = picture.partition(">")
     return f"{head}{sep}\n<style><![CDATA[{CSS}]]></style>{rest}\n"
 
