@@ -20,7 +20,8 @@ from typing import Final, NoReturn, Optional, Protocol, Sequence
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 
 from groupspec.commands import (
-    check, diff, fuzz, prove, prove_states, render, replay, scenario_run, serve, soak, traces_generate,
+    check, diff, fuzz, prove, prove_states, render, replay, scenario_render, scenario_run, serve,
+    soak, traces_generate,
 )
 
 
@@ -44,6 +45,7 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
     ("prove states", prove_states),
     ("diff", diff),
     ("scenario run", scenario_run),
+    ("scenario render", scenario_render),
     ("traces generate", traces_generate),
     ("replay", replay),
     ("soak", soak),
@@ -53,7 +55,7 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
 )
 # The first word of a two-word command that is not a command itself: its help line.
 GROUPS: Final = {
-    "scenario": "scenario files: run them against a target (scenario run)",
+    "scenario": "scenario files: run them against a target (scenario run), draw them (scenario render)",
     "traces": "traces: make them with the reference coordinator (traces generate)",
 }
 EPILOG: Final = (

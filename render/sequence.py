@@ -16,6 +16,7 @@ from typing import Callable, Final, Optional, Sequence, Union
 from urllib.parse import quote
 
 from model.atomic import write_text_atomic
+from model.invariants import INVARIANTS
 
 from render.trace import ADMIN, COORDINATOR, GroupSnapshot, Message, Trace, TraceStep, lifelines
 
@@ -42,22 +43,27 @@ def row_url(row_id: str, site_root: str) -> str:
 
 
 def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, *,
-         title: Optional[str] = None, row_link: Optional[RowLink] = None) -> str:
+         title: Optional[str] = None, row_link: Optional[RowLink] = None,
+         intro: Sequence[str] = (), empty: str = "No trace to draw.") -> str:
     """One HTML page with the sequence diagram of each trace (several: one section each, with a
-    table of contents). Rows link to `row_link(row_id)`, or with `site_root` to `row_url`."""
+    table of contents; none: `empty` says why). Rows link to `row_link(row_id)`, or with
+    `site_root` to `row_url`. `intro`: paragraphs above the traces."""
     traces = [trace] if isinstance(trace, Trace) else list(trace)
     link = row_link or ((lambda r: row_url(r, site_root)) if site_root is not None else None)
     head = title or (traces[0].title if len(traces) == 1 else f"{len(traces)} traces")
-    body = []
+    one = len(traces) == 1 and not intro
+    body = [f'<p class="note">{_e(p)}</p>' for p in intro]
+    if not traces:
+        body.append(f'<p class="none">{_e(empty)}</p>')
     if len(traces) > 1:
         items = "".join(f'<li><a href="#trace-{i}">{_e(t.title)}</a>{_badge(t)}</li>'
                         for i, t in enumerate(traces, 1))
         body.append(f'<nav class="toc"><h2>Contents</h2><ol>{items}</ol></nav>')
     for i, t in enumerate(traces, 1):
-        body.append(section(t, f"trace-{i}", link, level=1 if len(traces) == 1 else 2))
+        body.append(section(t, f"trace-{i}", link, level=1 if one else 2))
     home = (f'<p class="home"><a href="{_e(site_root.rstrip("/"))}/index.html">the spec</a></p>'
             if site_root is not None else "")
-    heading = f"<h1>{_e(head)}</h1>" if len(traces) > 1 else ""
+    heading = "" if one else f"<h1>{_e(head)}</h1>"
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{_e(head)} · groupspec</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -65,9 +71,10 @@ def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, 
 
 
 def write_page(trace: Union[Trace, Sequence[Trace]], path: str, site_root: Optional[str] = None, *,
-               title: Optional[str] = None, row_link: Optional[RowLink] = None) -> None:
+               title: Optional[str] = None, row_link: Optional[RowLink] = None,
+               intro: Sequence[str] = (), empty: str = "No trace to draw.") -> None:
     """`page` written atomically to `path`."""
-    write_text_atomic(path, page(trace, site_root, title=title, row_link=row_link))
+    write_text_atomic(path, page(trace, site_root, title=title, row_link=row_link, intro=intro, empty=empty))
 
 
 def section(t: Trace, anchor: str, link: Optional[RowLink], level: int = 2) -> str:
@@ -80,7 +87,7 @@ def section(t: Trace, anchor: str, link: Optional[RowLink], level: int = 2) -> s
         v = t.violation
         where = f" at step {v.step}" if v.step else ""
         parts.append(
-            f'<div class="violation" role="alert"><p class="vhead">Violated: '
+            f'<div class="violation" role="alert"><p class="vhead">{_verdict(t)}: '
             f'<strong class="invariant">{_e(v.name)}</strong>{_e(where)}</p>'
             f'<p class="statement">{_e(v.statement)}</p>'
             f'<p class="message">{_e(v.message)}</p></div>')
@@ -105,7 +112,7 @@ class _Band:
 def svg(t: Trace, link: Optional[RowLink]) -> str:
     """The sequence diagram of a trace."""
     names = lifelines(t)
-    x = {n: GUTTER + 60 + i * SPACING for i, n in enumerate(names)}
+    x = _positions(t, names)
     notes_x = x[COORDINATOR] + NOTES_GAP
     width = notes_x + NOTES_WIDTH + PAD
     bands: list[_Band] = []
@@ -141,6 +148,29 @@ def svg(t: Trace, link: Optional[RowLink]) -> str:
         out.append(_band(t, b, x, notes_x, link))
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _label_width(text: str) -> int:
+    """A generous estimate of a 12 px label's width (DejaVu Sans averages about 7 px a glyph)."""
+    return int(len(text) * 7.0) + 24
+
+
+def _positions(t: Trace, names: tuple[str, ...]) -> dict[str, int]:
+    """Each lifeline's x: evenly spaced, with the coordinator far enough right that every label,
+    which ends near it, fits between the gutter and it."""
+    first = GUTTER + 60
+    widest = max((_label_width(_arrow_text(m)) for s in t.steps for m in (s.cause, *s.answers)
+                  if m.source == COORDINATOR or m.target == COORDINATOR), default=0)
+    coord = max(first + (len(names) - 1) * SPACING, GUTTER + 12 + widest)
+    if len(names) == 1:
+        return {names[0]: coord}
+    gap = (coord - first) / (len(names) - 1)
+    return {n: int(first + i * gap) for i, n in enumerate(names)}
+
+
+def _arrow_text(m: Message) -> str:
+    return m.label + (" (to the parked request)" if m.late and m.kind == "response" else "") + \
+        (" — lost" if m.lost else "")
 
 
 def _band(t: Trace, b: _Band, x: dict[str, int], notes_x: int, link: Optional[RowLink]) -> str:
@@ -186,11 +216,10 @@ def _arrow(m: Message, x: dict[str, int], y: int) -> str:
     # The label ends near the coordinator: a long one runs left over the other lifelines (on a
     # white halo), never into the notes column.
     lx = max(x1, x2) - 12
-    late = " (to the parked request)" if m.late else ""
     lost = (f'<text class="cross" x="{end}" y="{y + 5}">✕</text>' if m.lost else "")
     marker = "" if m.lost else f' marker-end="url(#head-{color})"'
     return (f'<g class="msg {color}">{title}<line x1="{x1}" y1="{y}" x2="{end}" y2="{y}"{dash}{marker}/>'
-            f'{lost}<text class="label" x="{lx}" y="{y - 5}" text-anchor="end">{_e(m.label + late + (" — lost" if m.lost else ""))}'
+            f'{lost}<text class="label" x="{lx}" y="{y - 5}" text-anchor="end">{_e(_arrow_text(m))}'
             f'</text></g>')
 
 
@@ -229,9 +258,22 @@ def _e(text: str) -> str:
 
 
 def _badge(t: Trace) -> str:
-    return f' <span class="vbadge">{_e(t.violation.name)}</span>' if t.violation else ""
+    """A contents entry's mark: the violated property of a counterexample (the others' titles
+    say what they show)."""
+    if t.violation is None or t.kind != "counterexample":
+        return ""
+    return f' <span class="vbadge">{_e(t.violation.name)}</span>'
 
 
+def _verdict(t: Trace) -> str:
+    if t.kind == "counterexample":
+        invariant = t.violation is not None and t.violation.name in INVARIANTS
+        return "Violated invariant" if invariant else "Violated property"
+    return _VERDICT.get(t.kind, "Fails")
+
+
+_VERDICT: Final = {"counterexample": "Violated invariant", "difference": "Difference",
+                    "finding": "Finding", "scenario": "Fails"}
 _KIND_WORDS: Final = {"scenario": "scenario file run on the model",
                       "counterexample": "counterexample found by groupspec check",
                       "difference": "difference found by groupspec diff",
@@ -283,7 +325,8 @@ svg .stepnote { fill: #888; font-size: 11px; }
 svg .badmark { fill: #c0262d; font-weight: 700; font-size: 13px; }
 .legend { color: #555; font-size: .9rem; margin-top: 1rem; }
 .legend span { display: inline-block; margin-right: 1.2rem; }
-.toc ol { columns: 2; }
+.toc ol { padding-left: 2.2rem; } .toc li { margin: .15rem 0; }
+.none { font-size: 1.1rem; color: #2c7a3f; }
 """
 
 LEGEND: Final = (

@@ -424,6 +424,15 @@ def traces_of_scenarios(path: str, *, table: Optional[Table] = None,
     return [_trace_of(path, s, table, kind) for s in file.scenarios]
 
 
+def traces_of_scenario_text(text: str, path: str, *, table: Optional[Table] = None,
+                            kind: str = "scenario") -> list[Trace]:
+    """`traces_of_scenarios` of a scenario document held in memory (`path` names it in messages
+    and on the page), e.g. a difference `groupspec diff` has just verified."""
+    from conformance.parse import parse_text
+
+    return [_trace_of(path, s, table, kind) for s in parse_text(text, path).scenarios]
+
+
 def trace_of_scenario(path: str, name: Optional[str] = None, *, table: Optional[Table] = None,
                       kind: str = "scenario") -> Trace:
     """One scenario of a file as a trace: the one called `name`, or the file's only (or first)
@@ -512,6 +521,6 @@ def lifelines(trace: Trace) -> tuple[str, ...]:
 __all__ = [
     "ADMIN", "COORDINATOR", "GroupSnapshot", "MemberState", "Message", "Trace", "TraceStep",
     "Violation", "describe_request", "describe_response", "lifelines", "snapshot",
-    "trace_of_scenario", "traces_of_scenarios",
+    "trace_of_scenario", "traces_of_scenario_text", "traces_of_scenarios",
 ]
 

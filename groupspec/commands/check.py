@@ -75,6 +75,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refines", default=None, metavar="TABLE",
                    help="also fail (exit 1) if the table answers a client in a way TABLE (a profile "
                         "such as kafka-3.9, or module:NAME) cannot; see groupspec diff")
+    p.add_argument("--html", default=None, metavar="FILE",
+                   help="write every counterexample as a sequence diagram (clients, coordinator, "
+                        "the rows fired and the group state at each step, the violated property "
+                        "named at the top) to one self-contained HTML page; with none, the page "
+                        "says so")
+    p.add_argument("--itf", default=None, metavar="FILE",
+                   help="write each counterexample as an ITF trace (the Apalache/Quint JSON trace "
+                        "format): the first to FILE, the others beside it numbered (cex.itf.json, "
+                        "cex-2.itf.json, ...); with none, nothing is written")
     p.add_argument("--engine", choices=("python", "native"), default=DEFAULT_ENGINE,
                    help=f"explorer: the Rust engine built from the table, or the networkx one "
                         f"(default {DEFAULT_ENGINE})")
@@ -125,7 +134,32 @@ def run(a: argparse.Namespace) -> int:
         _write_junit(a, s, checked, merged, reports, refinement)
     if a.json:
         write_text_atomic(a.json, json.dumps(doc, indent=2))
+    if a.html or a.itf:
+        write_counterexamples(a, s, reports)
     return status
+
+
+def write_counterexamples(a: argparse.Namespace, s: _Setup, reports: list[tuple[str, Report]]) -> None:
+    """--html and --itf: each counterexample (once, as merged) re-executed into a trace."""
+    from render.counterexample import trace_of_counterexample
+    from render.itf import write_itfs
+    from render.sequence import write_page
+    traces, seen = [], set()
+    for label, r in reports:
+        for v in r.violations:
+            if (v.invariant, v.trace) not in seen:
+                seen.add((v.invariant, v.trace))
+                traces.append(trace_of_counterexample(
+                    s.table, s.urgent, r.bounds, v, title=f"{v.invariant} violated ({label})",
+                    source=f"groupspec check, table {s.table.name}"))
+    if a.html:
+        write_page(traces, a.html, title=f"groupspec check {s.table.name}: "
+                   f"{len(traces)} counterexample(s)",
+                   empty=f"No counterexample: no checked property was violated on table {s.table.name}.")
+        print(f"counterexample page: {a.html} ({len(traces)} counterexample(s))")
+    if a.itf:
+        written = write_itfs(traces, a.itf)
+        print(f"ITF: {', '.join(written)}" if written else "ITF: no counterexample, nothing written")
 
 
 def _setup(a: argparse.Namespace) -> _Setup:
@@ -137,6 +171,8 @@ def _setup(a: argparse.Namespace) -> _Setup:
     names = _invariant_names(a)
     output_file(a.json, "--json")
     output_file(a.junit, "--junit")
+    output_file(a.html, "--html")
+    output_file(a.itf, "--itf")
     from model.table import CLASSIC_TABLE, URGENT
     table, urgent = (CLASSIC_TABLE, URGENT) if a.table is None else load_table(a.table)
     if a.profile == "kafka-4":

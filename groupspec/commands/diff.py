@@ -45,6 +45,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-states", type=int, default=None, help="stop after this many lockstep states")
     p.add_argument("--out", default=None, metavar="DIR", help="write each scenario to DIR/difference-K.json")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
+    p.add_argument("--html", default=None, metavar="FILE",
+                   help="write each difference's verified scenario as sequence diagrams, run on "
+                        "both tables (the one it fails on names the difference), to one "
+                        "self-contained HTML page")
+    p.add_argument("--itf", default=None, metavar="FILE",
+                   help="write the same traces as ITF (Apalache/Quint JSON): the first to FILE, the "
+                        "others beside it numbered (d.itf.json, d-2.itf.json, ...), in the page's "
+                        "order: difference 1 on the table it passes on, then on the one it fails on")
     add_quiet(p)
 
 
@@ -55,9 +63,37 @@ def run(a: argparse.Namespace) -> int:
         at_least("--max-states", a.max_states, 1)
     output_dir(a.out, "--out", "difference-1.json", create=False)
     output_file(a.json, "--json")
+    output_file(a.html, "--html")
+    output_file(a.itf, "--itf")
     mine, theirs = side(a.table, "--table"), side(a.against, "--against")
-    return search(mine, theirs, bounds, one_sided=False, max_differences=a.max_differences,
-                  max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet)[0]
+    status, r = search(mine, theirs, bounds, one_sided=False, max_differences=a.max_differences,
+                       max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet)
+    if a.html or a.itf:
+        write_differences(a.html, a.itf, r, {mine.name: mine.table, theirs.name: theirs.table})
+    return status
+
+
+def write_differences(html: Optional[str], itf: Optional[str], r: DiffReport, tables: dict[str, Any]) -> None:
+    """--html and --itf: each verified difference's scenario drawn on both tables."""
+    from render.difference import traces_of_difference
+    from render.itf import write_itfs
+    from render.sequence import write_page
+    traces = []
+    undrawn = []
+    for k, d in enumerate(r.differences, 1):
+        if d.scenario is None:
+            undrawn.append(f"Difference {k} has no verified scenario and is not drawn: {d.unrendered}")
+            continue
+        traces += traces_of_difference(d.scenario, k, tables, passes_on=d.scenario_passes_on,
+                                       fails_on=d.scenario_fails_on)
+    if html:
+        write_page(traces, html, title=f"groupspec diff: {r.a} against {r.b}",
+                   intro=[f"Bounds: {r.bounds.describe()}."] + undrawn,
+                   empty=f"No client-visible difference between {r.a} and {r.b} was drawn.")
+        print(f"difference page: {html} ({len(traces)} trace(s))")
+    if itf:
+        written = write_itfs(traces, itf)
+        print(f"ITF: {', '.join(written)}" if written else "ITF: no difference drawn, nothing written")
 
 
 def side(spec: str, flag: str) -> Side:

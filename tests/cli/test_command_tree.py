@@ -58,8 +58,8 @@ def test_the_walker_flags_an_option_and_a_command_without_help() -> None:  # neg
 def test_the_tree_holds_every_command() -> None:
     _, parsers = build_parser()
     names = [n for n, _ in COMMANDS]
-    assert names == ["check", "prove", "prove states", "diff", "scenario run", "traces generate", "replay",
-                     "soak", "serve", "fuzz", "render"]
+    assert names == ["check", "prove", "prove states", "diff", "scenario run", "scenario render",
+                     "traces generate", "replay", "soak", "serve", "fuzz", "render"]
     assert set(names) | {"", "help", "scenario", "traces"} == set(parsers)
     for name, module in COMMANDS:
         assert parsers[name].prog == f"groupspec {name}"
@@ -86,7 +86,8 @@ def test_top_level_help_lists_the_commands_and_the_exit_codes() -> None:
     code, out, _ = run(["--help"])
     assert code == 0
     out = " ".join(out.split())  # the help wraps at the terminal's width
-    for word in ("check", "prove", "prove states", "diff", "scenario run", "traces generate", "replay", "soak",
+    for word in ("check", "prove", "prove states", "diff", "scenario run", "scenario render", "traces generate",
+                 "replay", "soak",
                  "serve", "fuzz", "130 interrupted"):
         assert word in out, word
 
@@ -94,7 +95,7 @@ def test_top_level_help_lists_the_commands_and_the_exit_codes() -> None:
 @pytest.mark.parametrize("argv,prefix", [
     ([], "groupspec: a command is needed"),
     (["frobnicate"], "groupspec: argument COMMAND: invalid choice: 'frobnicate'"),
-    (["scenario"], "groupspec scenario: the following arguments are required: {run}"),
+    (["scenario"], "groupspec scenario: the following arguments are required: {run,render}"),
     (["check", "--members", "x"], "groupspec check: argument --members: invalid int value: 'x'"),
     (["prove", "states", "--bogus"], "groupspec prove states: unrecognized arguments: --bogus"),
     (["serve", "--frobnicate"], "groupspec serve: unrecognized arguments: --frobnicate"),
@@ -114,6 +115,7 @@ def test_one_handler_maps_what_any_command_raises(name: str, monkeypatch: pytest
 
     module = dict(COMMANDS)[name]
     required = {"diff": ["--table", "a", "--against", "b"], "scenario run": ["f.json", "--target", "model"],
+                "scenario render": ["f.json"],
                 "traces generate": ["--groups", "1", "--out", "o"], "replay": ["--input", "i", "--output", "o"],
                 "soak": ["--minutes", "1"], "fuzz": ["--target", "serve"]}.get(name, [])
     for exc, code in ((BadInput("--x: expected y"), 2), (Incomplete("peer gone"), 3), (KeyboardInterrupt(), 130),

@@ -1,0 +1,96 @@
+"""A fuzz report's findings as one page: report.html beside report.json.
+
+Each class of finding in report.json names its scenario file (the shrunk sequence, written with
+the model's answers as expectations). Run on the model, that scenario is the trace the target
+should have followed; the page draws it and names, at the step where the target departed, what
+the model allows and what the target answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from typing import Any, Optional
+
+from model.errors import BadInput
+
+from render.sequence import RowLink, write_page
+from render.trace import Trace, Violation, trace_of_scenario
+
+
+def _finding_step(t: Trace, scenario_path: str, api: str) -> Optional[int]:
+    """The trace step of the request whose answer the scenario's last expectation checks."""
+    try:
+        with open(scenario_path, encoding="utf-8") as f:
+            steps = json.load(f)["scenarios"][0]["steps"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        steps = []
+    ids = {s.get("id"): i for i, s in enumerate(steps) if isinstance(s, dict) and s.get("id")}
+    checked = [i for i, s in enumerate(steps) if isinstance(s, dict) and "expect" in s]
+    if checked:
+        last = steps[checked[-1]]
+        index = ids.get(last.get("id"), checked[-1]) if last.get("op") == "check_response" else checked[-1]
+        for s in t.steps:
+            if s.note.startswith(f"scenario step {index} ("):
+                return s.index
+    mine = [s.index for s in t.steps if s.cause.kind == "request" and s.cause.label.startswith(api)]
+    return mine[-1] if mine else None
+
+
+def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str) -> Trace:
+    """One class of report.json as a trace: its scenario on the model, the finding named."""
+    path = str(cls["scenario"])
+    if not os.path.isabs(path) and not os.path.exists(path):
+        path = os.path.join(report_dir, path)
+    t = trace_of_scenario(path, kind="finding")
+    api = str(cls.get("api", ""))
+    expected = json.dumps(cls.get("expected"))
+    actual = json.dumps(cls.get("actual"))
+    text = f"{api}: the model allows {expected}; {target} answered {actual}"
+    if t.violation is not None:  # the sequence does not even run as recorded on the model
+        text += f" (and on the model the scenario fails: {t.violation.message})"
+    rows = ", ".join(cls.get("rows", [])) or "(none recorded)"
+    v = Violation(f"{target} departs from the model",
+                  f"Every answer must be one the model allows; here the model's rows are {rows}.",
+                  text, _finding_step(t, path, api))
+    notes = (f"Seen {cls.get('count', 1)} time(s); shrunk from {cls.get('original_steps', '?')} actions to "
+             f"{len(cls.get('steps', []))}. Scenario check: {cls.get('scenario_check', 'not checked')}.",
+             f"The diagram is the model's run of {path}: what {target} should have answered.")
+    return replace(t, title=f"{api}: {str(cls.get('class', '')).split('|')[-1]}", violation=v,
+                   notes=notes + t.notes)
+
+
+def write_report_html(report_dir: str, site_root: Optional[str] = None,
+                      row_link: Optional[RowLink] = None) -> str:
+    """Read report_dir/report.json and the findings' scenario files; write report_dir/report.html
+    with each finding's sequence diagram. Returns its path. A missing or malformed report.json is
+    BadInput."""
+    path = os.path.join(report_dir, "report.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        target = str(doc["target"])
+        classes = list(doc["classes"])
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the fuzz report: {e.strerror or e}") from e
+    except (ValueError, KeyError, TypeError) as e:
+        raise BadInput(f"{path}: not a groupspec fuzz report ({type(e).__name__}: {e})") from e
+    traces, undrawn = [], []
+    for c in classes:
+        if c.get("scenario"):
+            traces.append(trace_of_finding(report_dir, c, target))
+        else:
+            undrawn.append(str(c.get("class")))
+    intro = [f"Target {target}, seed {doc.get('seed')}, {doc.get('seconds')} s, {doc.get('requests')} "
+             f"requests, {doc.get('sequences')} sequences; {doc.get('findings')} finding(s) in "
+             f"{len(classes)} class(es)" + (" (interrupted: incomplete)" if doc.get("interrupted") else "") + "."]
+    if undrawn:
+        intro.append(f"{len(undrawn)} class(es) have no scenario file and are not drawn: {'; '.join(undrawn)}.")
+    out = os.path.join(report_dir, "report.html")
+    write_page(traces, out, site_root, title=f"groupspec fuzz report: {target}", row_link=row_link,
+               intro=intro, empty="No finding: the target answered as the model allows.")
+    return out
+
+
+__all__ = ["trace_of_finding", "write_report_html"]
