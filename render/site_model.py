@@ -38,6 +38,7 @@ class ScenarioRef:
     path: str  # relative to the repository root
     name: str
     steps: int
+    backdoor: bool = False  # sets the group up through a test hook (not only real requests)
 
     @property
     def page(self) -> str:
@@ -72,7 +73,8 @@ class Site:
     table: Table
     facts: Optional[Facts]  # None when the committed facts do not match the table
     facts_note: str
-    scenarios: dict[str, list[ScenarioRef]]  # row id -> scenarios that fire it (fewest steps first)
+    # row id -> scenarios that fire it: real requests only first, then fewest steps
+    scenarios: dict[str, list[ScenarioRef]]
     all_scenarios: list[ScenarioRef]
     properties: list[Property]
     historical: list[HistoricalBug]
@@ -101,6 +103,7 @@ def scenario_coverage(table: Table = CLASSIC_TABLE) -> tuple[dict[str, list[Scen
     """Run every scenario on the model (the table itself) and record the rows each one fires."""
     from conformance.parse import load as load_scenarios
     from conformance.runner import run_scenario
+    from conformance.scenario import BACKDOOR_STEPS
     from model.concrete import ModelCoordinator
     from model.coordinator_api import Coordinator, CoordinatorConfig
 
@@ -116,13 +119,14 @@ def scenario_coverage(table: Table = CLASSIC_TABLE) -> tuple[dict[str, list[Scen
                 return made[-1]
 
             run_scenario(path, scenario, factory)
-            ref = ScenarioRef(rel, scenario.name, len(scenario.steps))
+            ref = ScenarioRef(rel, scenario.name, len(scenario.steps),
+                              any(isinstance(st, BACKDOOR_STEPS) for st in scenario.steps))
             refs.append(ref)
             fired = {rid for c in made for t in c.transitions for rid in t.rows}
             for rid in fired:
                 by_row.setdefault(rid, []).append(ref)
     for lst in by_row.values():
-        lst.sort(key=lambda r: (r.steps, r.path, r.name))
+        lst.sort(key=lambda r: (r.backdoor, r.steps, r.path, r.name))
     return by_row, refs
 
 

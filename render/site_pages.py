@@ -91,11 +91,23 @@ def index_page(site: Site, svg: str) -> str:
     t = site.table
     reachable = sum(1 for r in t.rows if not r.unreachable)
     facts_note = f'<p class="note">{esc(site.facts_note)}</p>' if site.facts_note else ""
+    covered = sum(1 for r in t.rows if not r.unreachable and r.id in site.scenarios)
+    coverage = (f"Of the {reachable} rows that can fire, the default plan of <code>groupspec check</code> "
+                f"fires {len(site.facts.fired_by)} and the scenario files exercise {covered}; of the "
+                f"{len(t.rows) - reachable} that cannot, induction proves "
+                f"{sum(1 for r in t.rows if r.unreachable and r.id in site.facts.proved_unreachable)} so."
+                if site.facts is not None else "")
     body = f"""{facts_note}
 <div class="search"><input id="search" type="search" autocomplete="off"
  placeholder="Search rows, atoms, error codes, citations (e.g. Stable/JoinGroup, REBALANCE_IN_PROGRESS, GC:1174)"
  aria-label="Search the table"></div>
 <ul id="results"></ul>
+<h2 id="reading">Reading a row</h2>
+<p>A row is named <code>State/Event/label</code>. For one state and one event (a request, a timer,
+a partition move) the rows' guards are disjoint and together cover every case, in the order Kafka
+validates a request. A row says when it applies (its <b>guard</b>: atoms that must hold or not), what
+the coordinator answers (an error code; <code>park</code> = answered later), the <b>next state</b>, and
+its <b>effects</b>, in order; each cites the lines of Kafka 3.9 it transcribes. {coverage}</p>
 <h2 id="diagram">The group states</h2>
 <p>Every state change a row of the table can make. Each label names the events that take the edge;
 click one to see its rows. Self-loops (a row that keeps the state) are in each state's matrix.</p>
@@ -274,8 +286,11 @@ def _coverage(site: Site, r: Row, root: str) -> str:
     if refs:
         s = refs[0]
         more = f" (and {len(refs) - 1} more scenario(s))" if len(refs) > 1 else ""
+        hook = (' <span class="muted">(through a test hook that sets the group up: no real '
+                'requests reach it)</span>' if s.backdoor and r.unreachable else
+                ' <span class="muted">(with a test hook that sets the group up)</span>' if s.backdoor else "")
         out.append(f'scenario: <a class="scenario" href="{root}{esc(s.page)}">{esc(s.name)}</a> in '
-                   f'<code>{esc(s.path)}</code>{more}')
+                   f'<code>{esc(s.path)}</code>{hook}{more}')
     else:
         out.append('<span class="muted">no scenario file fires it</span>')
     return "<br>".join(out)
