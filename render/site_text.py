@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from model.dsl import ATOMS, EFFECTS, REPLY_FORMS, Reply, Row
+from model.dsl import ATOMS, REPLY_FORMS, Reply, Row
 
 # Kafka 3.9's classic coordinator, as the table's citations abbreviate it (model/table.py's
 # docstring; ../shared/reference/kafka-classic-semantics.md §0 gives the same files).
@@ -86,10 +86,6 @@ def guard_parts(row: Row) -> list[GuardPart]:
     return [GuardPart(lit.atom, lit.positive, ATOMS[lit.atom].doc) for lit in row.guard.literals]
 
 
-def guard_text(row: Row) -> str:
-    return str(row.guard)
-
-
 REPLY_WORDS: Final[dict[str, str]] = {
     "park": "no answer yet: the request is parked and answered later (by the row an event fires then)",
     "none": "nothing to answer: an internal event (a timer, a completion, a partition move)",
@@ -110,10 +106,6 @@ def reply_words(reply: Reply) -> str:
         return REPLY_WORDS[reply.form]
     doc = (REPLY_FORMS[reply.form].__doc__ or "").strip()
     return f"answered {reply.error.name} (error code {reply.error.value}), form `{reply.form}`: {doc}"
-
-
-def effect_doc(name: str) -> str:
-    return EFFECTS[name].doc
 
 
 def next_state_text(row: Row) -> str:
