@@ -155,6 +155,10 @@ SEARCH_JS: Final = """\
   }
   index.forEach(function (e) { e.haystack = (e.title + " " + e.keys).toLowerCase(); });
   input.addEventListener("input", function () { show(input.value); });
+  input.addEventListener("keydown", function (ev) {
+    var first = list.querySelector("a.result");
+    if (ev.key === "Enter" && first) { window.location.href = first.href; }
+  });
   if (input.value) { show(input.value); }
 })();
 """

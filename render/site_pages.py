@@ -99,7 +99,7 @@ def index_page(site: Site, svg: str) -> str:
                 if site.facts is not None else "")
     body = f"""{facts_note}
 <div class="search"><input id="search" type="search" autocomplete="off"
- placeholder="Search rows, atoms, error codes, citations (e.g. Stable/JoinGroup, REBALANCE_IN_PROGRESS, GC:1174)"
+ placeholder="Search row ids, atoms, error codes, Kafka citations: Stable/JoinGroup, 27, GC:1174"
  aria-label="Search the table"></div>
 <ul id="results"></ul>
 <h2 id="reading">Reading a row</h2>

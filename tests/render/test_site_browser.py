@@ -116,6 +116,17 @@ def test_search_row_then_its_scenario_diagram_offline(site: Path, browser: Any) 
     assert back, "the sequence diagram does not link the step that fired the row"
 
 
+def test_enter_opens_the_first_result(site: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get((site / "index.html").as_uri())
+    browser.find_element(By.ID, "search").send_keys("GC:1174", Keys.ENTER)
+    WebDriverWait(browser, 20).until(lambda d: "glossary.html#cite-GC-1174" in d.current_url)
+    assert_offline_and_clean(browser)
+
+
 def test_other_pages_open_cleanly(site: Path, browser: Any) -> None:
     for page in ("invariants", "profiles", "historical", "glossary", "scenarios", "state-CompletingRebalance"):
         browser.get((site / f"{page}.html").as_uri())
