@@ -518,7 +518,14 @@ def citations_used(site: Site) -> dict[str, tuple[str, list[Row]]]:
     for r in site.table.rows:
         for c in citations(r.cite):
             out.setdefault(c.text, (c.url, []))[1].append(r)
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items(), key=lambda kv: _citation_order(kv[0])))
+
+
+def _citation_order(text: str) -> tuple[str, int, str]:
+    """GC:136 before GC:1174 (by file, then line), JIRA ids after the source lines."""
+    abbr, _, rest = text.partition(":")
+    digits = re.match(r"\d+", rest)
+    return (abbr, int(digits.group(0)) if digits else 0, text)
 
 
 def _errors_and_citations(site: Site) -> str:
