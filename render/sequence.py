@@ -38,8 +38,11 @@ COLORS: Final = {"request": "#1f5fae", "response": "#2c7a3f", "error": "#b3541e"
 
 
 def row_url(row_id: str, site_root: str) -> str:
-    """The site page of a table row: SITE_ROOT/rows/<row id, URL-quoted>.html."""
-    return f"{site_root.rstrip('/')}/rows/{quote(row_id, safe='')}.html"
+    """Where the site (`groupspec render`) shows a table row: its state's page, at the row id
+    (SITE_ROOT/state-<State>.html#<row id>, as render/site_pages.py `row_href` writes it). A row
+    id's slashes stay in the fragment: a %2F in a file:// path does not open in chromium."""
+    state = row_id.split("/", 1)[0]
+    return f"{site_root.rstrip('/')}/state-{quote(state)}.html#{quote(row_id, safe='/')}"
 
 
 def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, *,
@@ -67,7 +70,7 @@ def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, 
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{_e(head)} · groupspec</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-            f"{home}{heading}{''.join(body)}\n{LEGEND}\n</body>\n</html>\n")
+            f"{home}{heading}{''.join(body)}\n{legend(link is not None)}\n</body>\n</html>\n")
 
 
 def write_page(trace: Union[Trace, Sequence[Trace]], path: str, site_root: Optional[str] = None, *,
@@ -120,6 +123,8 @@ def svg(t: Trace, link: Optional[RowLink]) -> str:
     previous = t.initial
     for s in t.steps:
         notes = _notes(s, previous)
+        if t.violation is not None and (t.violation.step or len(t.steps)) == s.index:
+            notes.insert(0, ("badmark", f"✗ {t.violation.name}: breaks at this step", None))
         arrows = 1 + len(s.answers)
         height = max(arrows * ARROW + 12, len(notes) * LINE + 14)
         bands.append(_Band(s, y, height, notes))
@@ -191,9 +196,6 @@ def _band(t: Trace, b: _Band, x: dict[str, int], notes_x: int, link: Optional[Ro
             content = f'<a href="{_e(link(row))}"><title>row {_e(row)} on the site</title>{content}</a>'
         out.append(f'<text class="{cls}" x="{notes_x}" y="{ny}">{content}</text>')
         ny += LINE
-    if t.violation is not None and (t.violation.step or len(t.steps)) == s.index:
-        out.append(f'<text class="badmark" x="{notes_x - 8}" y="{b.top + b.height - 6}" text-anchor="end">'
-                   f'✗ {_e(t.violation.name)}</text>')
     out.append("</g>")
     return "\n".join(out)
 
@@ -329,13 +331,15 @@ svg .badmark { fill: #c0262d; font-weight: 700; font-size: 13px; }
 .none { font-size: 1.1rem; color: #2c7a3f; }
 """
 
-LEGEND: Final = (
-    '<p class="legend"><span style="color:#1f5fae">── request →</span>'
-    '<span style="color:#2c7a3f">- - response (OK) →</span>'
-    '<span style="color:#b3541e">- - response (error) →</span>'
-    '<span style="color:#8a5a00">↻ timer firing in the coordinator</span>'
-    '<span style="color:#c0262d">✕ fault (crash, stall, lost response)</span>'
-    '<span>hover an arrow for every field; a row id links to its page on the site</span></p>')
+def legend(linked: bool) -> str:
+    """What the arrows' colours mean (and, when rows are links, where they lead)."""
+    where = "; a row id links to its page on the site" if linked else ""
+    return ('<p class="legend"><span style="color:#1f5fae">── request →</span>'
+            '<span style="color:#2c7a3f">- - response (OK) →</span>'
+            '<span style="color:#b3541e">- - response (error) →</span>'
+            '<span style="color:#8a5a00">↻ timer firing in the coordinator</span>'
+            '<span style="color:#c0262d">✕ fault (crash, stall, lost response)</span>'
+            f'<span>hover an arrow for every field{where}</span></p>')
 
 
 __all__ = ["page", "row_url", "section", "svg", "write_page"]

@@ -394,23 +394,25 @@ def _recording_model(builder: _Builder, table: Optional[Table]) -> type[ModelCoo
     return RecordingModel
 
 
-def _lifeline_of(step: object) -> tuple[str, Optional[str]]:
-    """(the lifeline a scenario request step is drawn from, the binding its response makes)."""
+def _lifeline_of(step: object, later_binds: Mapping[str, str]) -> tuple[str, Optional[str]]:
+    """(the lifeline a scenario request step is drawn from, the binding its response makes: the
+    step's own `bind`, or that of the check_response step that examines it later)."""
     from conformance.scenario import LeaveStep, MemberRef, RequestMeta
 
     meta = getattr(step, "meta")
     assert isinstance(meta, RequestMeta)
+    bind = meta.bind or (later_binds.get(meta.id) if meta.id is not None else None)
     ref: Optional[MemberRef] = getattr(step, "member", None)
     if ref is None and isinstance(step, LeaveStep) and len(step.members) == 1:
         ref = step.members[0][0]
     if ref is None:
-        return ADMIN, meta.bind
+        return ADMIN, bind
     if ref.binding is not None:
-        return ref.binding, meta.bind
+        return ref.binding, bind
     if ref.text == "":
         instance = getattr(step, "instance_id", None)
-        return meta.bind or instance or "new client", meta.bind
-    return ref.text, meta.bind
+        return bind or instance or "new client", bind
+    return ref.text, bind
 
 
 def traces_of_scenarios(path: str, *, table: Optional[Table] = None,
@@ -453,12 +455,13 @@ def trace_of_scenario(path: str, name: Optional[str] = None, *, table: Optional[
 def _trace_of(path: str, scenario: object, table: Optional[Table], kind: str) -> Trace:
     from conformance.runner import Outcome, run_scenario
     from conformance.scenario import (
-        REQUEST_STEP_TYPES, AdvanceStep, Scenario, step_index, step_op,
+        REQUEST_STEP_TYPES, AdvanceStep, CheckResponseStep, Scenario, step_index, step_op,
     )
 
     assert isinstance(scenario, Scenario)
     builder = _Builder()
     requests = [s for s in scenario.steps if isinstance(s, REQUEST_STEP_TYPES)]
+    later_binds = {s.id: s.bind for s in scenario.steps if isinstance(s, CheckResponseStep) and s.bind}
     sent = 0
 
     class Tracking(_recording_model(builder, table)):  # type: ignore[misc]
@@ -466,7 +469,7 @@ def _trace_of(path: str, scenario: object, table: Optional[Table], kind: str) ->
             nonlocal sent
             if sent < len(requests):
                 step = requests[sent]
-                builder.next_lifeline, bind = _lifeline_of(step)
+                builder.next_lifeline, bind = _lifeline_of(step, later_binds)
                 builder.next_note = f"scenario step {step_index(step)} ({step_op(step)})"
                 rid = self._next_request_id
                 if bind is not None:

@@ -70,6 +70,9 @@ SLOW: Final[dict[str, str]] = {
     "tests/lockstep/test_lockstep.py::test_seeded_bug_is_caught":
         "up to 700 runs per seeded bug (11 s for 7); the scenario files catch every seeded bug in"
         " 0.03 s each (tests/conformance/test_conformance_targets.py)",
+    # render/: a real browser and a real fuzz run
+    "tests/render/test_browser_counterexample.py": "starts Debian's headless chromium (5 s)",
+    "tests/render/test_findings_real.py": "a real groupspec fuzz run against serve, then its report page (95 s)",
     # proofs/: Z3
     "tests/proofs/test_proofs_induction.py": "induction and CTI replay per mutant (166 s in all)",
     "tests/proofs/test_proofs_bmc.py": "bounded model checking per mutant (59 s in all)",

@@ -153,8 +153,8 @@ def write_counterexamples(a: argparse.Namespace, s: _Setup, reports: list[tuple[
                     s.table, s.urgent, r.bounds, v, title=f"{v.invariant} violated ({label})",
                     source=f"groupspec check, table {s.table.name}"))
     if a.html:
-        write_page(traces, a.html, title=f"groupspec check {s.table.name}: "
-                   f"{len(traces)} counterexample(s)",
+        write_page(traces, a.html, title=None if len(traces) == 1 else
+                   f"groupspec check {s.table.name}: {len(traces)} counterexample(s)",
                    empty=f"No counterexample: no checked property was violated on table {s.table.name}.")
         print(f"counterexample page: {a.html} ({len(traces)} counterexample(s))")
     if a.itf:

@@ -23,7 +23,7 @@ def test_the_page_draws_every_step_and_links_rows_to_the_site(tmp_path: Path) ->
             assert r in text
         assert s.cause.label.replace('"', "&quot;") in text
     assert row_url("Empty/JoinGroup/member-id-required", "../site/") == \
-        "../site/rows/Empty%2FJoinGroup%2Fmember-id-required.html"
+        "../site/state-Empty.html#Empty/JoinGroup/member-id-required"
     assert "<script" not in text
     out = tmp_path / "t.html"
     write_page(t, str(out))
@@ -44,7 +44,7 @@ def test_a_violation_is_named_at_the_top_and_marked_at_its_step() -> None:
     text = page(bad)
     head = text.split("<svg", 1)[0]
     assert 'class="violation"' in head and "generation-monotonic" in head
-    assert text.count('class="band bad"') == 1 and "✗ generation-monotonic" in text
+    assert text.count('class="band bad"') == 1 and "✗ generation-monotonic: breaks at this step" in text
     clean = page(t)  # negative control: no violation, nothing named
     assert 'class="violation"' not in clean and "band bad" not in clean
 
