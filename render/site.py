@@ -26,7 +26,7 @@ from render.site_assets import CSS, SEARCH_JS
 from render.site_diagram import ORDER, render_svg
 from render.site_model import ROOT, ScenarioRef, Site, gather
 from render.site_pages import (
-    row_href, glossary_page, historical_page, index_page, invariants_page, profiles_page, scenarios_page,
+    glossary_page, historical_page, index_page, invariants_page, profiles_page, scenarios_page,
     state_page,
 )
 from render.site_search import index_js, index_json
@@ -87,6 +87,5 @@ def draw_scenario(ref: ScenarioRef, path: Path, site_root: Path) -> Optional[str
     source = ref.path if os.path.samefile(os.getcwd(), ROOT) else os.path.join(ROOT, ref.path)
     trace = trace_of_scenario(source, ref.name)
     up = "../" * ref.page.count("/")  # from the scenario's page back to the site's root
-    write_page(trace, str(path), site_root=up.rstrip("/") or ".",
-               row_link=lambda row_id: up + row_href(row_id))
+    write_page(trace, str(path), site_root=up.rstrip("/") or ".")
     return None
