@@ -262,7 +262,7 @@ def _e(text: str) -> str:
 def _badge(t: Trace) -> str:
     """A contents entry's mark: the violated property of a counterexample (the others' titles
     say what they show)."""
-    if t.violation is None or t.kind != "counterexample":
+    if t.violation is None or t.kind != "counterexample" or t.violation.name in t.title:
         return ""
     return f' <span class="vbadge">{_e(t.violation.name)}</span>'
 

@@ -409,7 +409,7 @@ def _lifeline_of(step: object, later_binds: Mapping[str, str]) -> tuple[str, Opt
         return ADMIN, bind
     if ref.binding is not None:
         return ref.binding, bind
-    if ref.text == "":
+    if ref.text == "":  # a new process: named by the member id it will be bound to
         instance = getattr(step, "instance_id", None)
         return bind or instance or "new client", bind
     return ref.text, bind
