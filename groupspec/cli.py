@@ -20,8 +20,8 @@ from typing import Final, NoReturn, Optional, Protocol, Sequence
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 
 from groupspec.commands import (
-    check, clients, diff, fuzz, prove, prove_states, replay, scenario_render, scenario_run, serve, soak,
-    traces_generate,
+    check, clients, diff, fuzz, prove, prove_states, render, replay, scenario_render, scenario_run,
+    serve, soak, traces_generate,
 )
 
 
@@ -52,6 +52,7 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
     ("serve", serve),
     ("fuzz", fuzz),
     ("clients", clients),
+    ("render", render),
 )
 # The first word of a two-word command that is not a command itself: its help line.
 GROUPS: Final = {

@@ -381,3 +381,19 @@ class Table:
 
 _INDEX_CACHE: dict[int, tuple[Table, dict[tuple[GroupState, str], tuple[Row, ...]]]] = {}
 _BY_ID_CACHE: dict[int, tuple[Table, dict[str, Row]]] = {}
+
+
+def _spec_defined(fn: Callable[..., object]) -> bool:
+    return getattr(fn, "__module__", "").startswith("model.")
+
+
+def vocabulary(table: Table) -> tuple[dict[str, Atom], dict[str, Effect], dict[str, ReplyFn]]:
+    """The atoms, effects and reply forms a reader of `table` needs, in registration order: those
+    its rows use and those the spec itself defines (model/). The registries are global, so what
+    another table registered (a historical bug's effect, a test's atom) is left out."""
+    atoms = {lit.atom for r in table.rows for lit in r.guard.literals}
+    effects = {e for r in table.rows for e in r.effects}
+    forms = {r.reply.form for r in table.rows}
+    return ({n: a for n, a in ATOMS.items() if n in atoms or _spec_defined(a.fn)},
+            {n: e for n, e in EFFECTS.items() if n in effects or _spec_defined(e.fn)},
+            {n: f for n, f in REPLY_FORMS.items() if n in forms or _spec_defined(f)})

@@ -105,6 +105,10 @@ SLOW: Final[dict[str, str]] = {
     "tests/proofs/test_proofs_cli.py::test_mutant_exits_1": "an induction proof of a mutant (66 s)",
     "tests/proofs/test_proofs_cli.py::test_one_response_per_request_is_proved_and_its_mutant_is_not":
         "two proofs (13 s)",
+    # render/: the site
+    "tests/render/test_site_facts.py::test_recomputed_facts_equal_the_committed_ones":
+        "the default plan natively and the induction proofs, as render --update-facts (48 s)",
+    "tests/render/test_site_browser.py": "drives Debian's chromium headless through the site (chromium)",
 }
 
 

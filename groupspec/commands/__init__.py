@@ -8,4 +8,5 @@
 #   traces_generate.py  groupspec traces generate           replay.py  groupspec replay (traces/cli.py)
 #   soak.py             groupspec soak (conformance/soak.py)
 #   serve.py            groupspec serve (server/run.py)     fuzz.py    groupspec fuzz (fuzz/cli.py)
+#   render.py           groupspec render (render/site.py: the site; docs/table.md, docs/guide/*.svg)
 """The commands of `groupspec`."""

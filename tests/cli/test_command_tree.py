@@ -59,7 +59,7 @@ def test_the_tree_holds_every_command() -> None:
     _, parsers = build_parser()
     names = [n for n, _ in COMMANDS]
     assert names == ["check", "prove", "prove states", "diff", "scenario run", "scenario render",
-                     "traces generate", "replay", "soak", "serve", "fuzz", "clients"]
+                     "traces generate", "replay", "soak", "serve", "fuzz", "clients", "render"]
     assert set(names) | {"", "help", "scenario", "traces"} == set(parsers)
     for name, module in COMMANDS:
         assert parsers[name].prog == f"groupspec {name}"
