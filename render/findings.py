@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from model.errors import BadInput
 
+from render.itf import write_itf
 from render.sequence import RowLink, write_page
 from render.trace import Trace, Violation, trace_of_scenario
 
@@ -64,7 +65,7 @@ def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str) -> Trace
 def write_report_html(report_dir: str, site_root: Optional[str] = None,
                       row_link: Optional[RowLink] = None) -> str:
     """Read report_dir/report.json and the findings' scenario files; write report_dir/report.html
-    with each finding's sequence diagram. Returns its path. A missing or malformed report.json is
+    with each finding's sequence diagram, and each finding's trace as ITF under report_dir/itf/. Returns its path. A missing or malformed report.json is
     BadInput."""
     path = os.path.join(report_dir, "report.json")
     try:
@@ -80,6 +81,7 @@ def write_report_html(report_dir: str, site_root: Optional[str] = None,
     for c in classes:
         if c.get("scenario"):
             traces.append(trace_of_finding(report_dir, c, target))
+            _write_finding_itf(report_dir, str(c["scenario"]), traces[-1])
         else:
             undrawn.append(str(c.get("class")))
     intro = [f"Target {target}, seed {doc.get('seed')}, {doc.get('seconds')} s, {doc.get('requests')} "
@@ -91,6 +93,18 @@ def write_report_html(report_dir: str, site_root: Optional[str] = None,
     write_page(traces, out, site_root, title=f"groupspec fuzz report: {target}", row_link=row_link,
                intro=intro, empty="No finding: the target answered as the model allows.")
     return out
+
+
+def _write_finding_itf(report_dir: str, scenario: str, t: Trace) -> None:
+    """The finding's trace as ITF: report_dir/itf/NAME.itf.json for scenario NAME.json (a folder of
+    its own, so that `scenario run DIR/scenarios/*.json` never picks ITF files up)."""
+    folder = os.path.join(report_dir, "itf")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise BadInput(f"{folder}: cannot create the ITF folder: {e.strerror or e}") from e
+    stem = os.path.basename(scenario).removesuffix(".json")
+    write_itf(t, os.path.join(folder, f"{stem}.itf.json"))
 
 
 __all__ = ["trace_of_finding", "write_report_html"]

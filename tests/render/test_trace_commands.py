@@ -139,6 +139,12 @@ def test_findings_page_from_a_report_directory(tmp_path: Path) -> None:
     assert '{"error": "NONE"}' in head.replace("&quot;", '"') and "JoinGroup|x|y" in head
     # the member bound by a later check_response is one lifeline, named by its binding
     assert "new client" not in page and ">M0</text>" in page and "Heartbeat(M0, gen -1)" in page
+    # and each drawn finding as ITF, in a folder of its own, reading back with as many states
+    import itf_py
+    written = sorted(p.name for p in (tmp_path / "itf").iterdir())
+    assert written == ["fuzz-class-01.itf.json"]
+    back = itf_py.trace_from_json(json.loads((tmp_path / "itf" / written[0]).read_text()))
+    assert len(back.states) == 2 + 1  # the two requests drawn (checks are no steps), plus the start
 
 
 def test_findings_page_of_a_broken_report_is_bad_input(tmp_path: Path) -> None:
