@@ -8,7 +8,7 @@ here through the Python lockstep (`check.diff.Lockstep`), which makes the same `
 records `check.diff.explore_diff` makes, so `verify` (conformance/diff.py) and scenario rendering
 work unchanged. A native difference the Python lockstep does not confirm on replay is an
 `EngineDisagreement`, never a silent pass. The Python lockstep stays the reference
-(`engine="python"`); the test tests/engine/test_native_lockstep.py checks that both find the same
+(`explore_diff_python`, `engine="python"`); the test tests/engine/test_native_lockstep.py checks that both find the same
 differences on every mutant and historical bug.
 """
 
@@ -22,8 +22,9 @@ from typing import Any, Optional, TextIO
 from check.abstract import Action, Bounds
 from check.callbacks import parse
 from check.diff import (DiffReport, Difference, Lockstep, Node, Obs, Side, Verify, _Search,
-                        explore_diff)
-from check.native import EngineDisagreement, NativeCannotRun, engine_module, make_engine
+                        explore_diff_python)
+from check.native import (EngineDisagreement, NativeCannotRun, NativeEngineUnavailable,
+                          engine_module, make_engine)
 
 ActionData = tuple[str, int, Optional[str], Optional[str], bool]
 ShownData = list[tuple[str, str, str]]
@@ -150,7 +151,7 @@ def run_diff(engine: str, a: Side, b: Side, bounds: Bounds, **options: Any) -> D
     if engine == "native":
         try:
             return explore_diff_native(a, b, bounds, **options)
-        except NativeCannotRun as e:
+        except (NativeCannotRun, NativeEngineUnavailable) as e:
             print(f"note: the native engine cannot run this diff ({e}); using the Python "
                   f"lockstep (--engine python)", file=sys.stderr)
-    return explore_diff(a, b, bounds, **options)
+    return explore_diff_python(a, b, bounds, **options)

@@ -13,7 +13,7 @@ from typing import Optional
 import pytest
 
 from check.abstract import Bounds
-from check.diff import DiffReport, Lockstep, Side, explore_diff
+from check.diff import DiffReport, Lockstep, Side, explore_diff, explore_diff_python
 from check.historical import HISTORICAL
 from check.mutants import MUTANTS
 from check.native import EngineDisagreement
@@ -40,7 +40,7 @@ def _summary(r: DiffReport) -> tuple[object, ...]:
 
 def _both(a: Side, b: Side, bounds: Bounds) -> tuple[DiffReport, DiffReport]:
     options = dict(progress=None, max_differences=100)
-    return (explore_diff(a, b, bounds, **options),  # type: ignore[arg-type]
+    return (explore_diff_python(a, b, bounds, **options),  # type: ignore[arg-type]
             explore_diff_native(a, b, bounds, **options))  # type: ignore[arg-type]
 
 
@@ -78,6 +78,8 @@ def test_a_mutant_is_found_natively_in_both_directions_and_one_sided() -> None:
     assert one.differences and all(d.shown_by == "A" for d in one.differences)
     assert run_diff("python", mutant, KAFKA, bounds, progress=None).total_differences == \
         run_diff("native", mutant, KAFKA, bounds, progress=None).total_differences > 0
+    assert explore_diff(mutant, KAFKA, bounds, progress=None).total_differences == \
+        explore_diff(mutant, KAFKA, bounds, engine="python", progress=None).total_differences
 
 
 def test_a_difference_python_does_not_confirm_is_an_engine_disagreement() -> None:
