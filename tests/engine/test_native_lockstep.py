@@ -105,3 +105,13 @@ def test_a_difference_python_does_not_confirm_is_an_engine_disagreement() -> Non
         replay.difference((depth, path, action, side, doctored))
     with pytest.raises(EngineDisagreement):  # an input Python never offers there
         replay.difference((depth, path, ("crash", 7, None, None, False), side, shown))
+
+
+def test_a_diff_the_engine_cannot_take_falls_back_to_python_with_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    too_many = Bounds(dynamic=10, max_generation=1, faults=F({"session"}))  # the engine holds 9
+    r = explore_diff(KAFKA, Side("again", CLASSIC_TABLE, URGENT), too_many, max_nodes=5,
+                     progress=None)
+    assert r.nodes >= 5 and not r.complete
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "using the Python lockstep (--engine python)" in err[0]
