@@ -4,8 +4,10 @@ and which run kills each mutant (check/mutants.py) and historical bug (check/his
 verified scenario. Not a test; results go to refinement_plan_results.md.
 
     .venv/bin/python benchmarks/refinement_plan_bench.py [--kills-only | --kafka-only]
+        [--engine native|python]
 
-The native lockstep does not exist yet (issue 24, part 3), so only the Python time is measured.
+`--engine` picks the lockstep (default python, the reference; native: check/native_diff.py);
+benchmarks/native_lockstep_bench.py compares the two on the same searches.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from model.dsl import Table  # noqa: E402
 from model.table import CLASSIC_TABLE, URGENT  # noqa: E402
 
 KAFKA = Side("kafka-3.9", CLASSIC_TABLE, URGENT)
-SEARCH = partial(explore_diff, verify=verify_from_reference)
+SEARCH = partial(explore_diff, verify=verify_from_reference, engine="python")
 
 
 def kafka_runs() -> None:
@@ -87,9 +89,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kills-only", action="store_true")
     ap.add_argument("--kafka-only", action="store_true")
+    ap.add_argument("--engine", choices=("native", "python"), default="python")
     a = ap.parse_args()
+    global SEARCH
+    SEARCH = partial(explore_diff, verify=verify_from_reference, engine=a.engine)
     print(f"{platform.machine()}, Python {platform.python_version()}; "
-          f"{len(REFINEMENT_PLAN)} runs in the plan")
+          f"{len(REFINEMENT_PLAN)} runs in the plan; {a.engine} lockstep")
     if not a.kafka_only:
         kills()
     if not a.kills_only:

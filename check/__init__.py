@@ -13,4 +13,5 @@ mutant or profile of it, built from its rows).
     profiles.py        named tables (kafka-3.9, kafka-4) for `diff` and `--refines`
     profile_kafka4.py  Kafka 4.x's deliberate changes as row overrides
     diff.py            the lockstep search for client-visible differences between two tables, and its plan
+    native_diff.py     the same lockstep search on the Rust engine, replayed into diff.py's records
 """

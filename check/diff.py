@@ -267,11 +267,20 @@ class _Search:
         self.queue.append(k)
 
 
-def explore_diff(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
-                 max_differences: int = 3, max_nodes: Optional[int] = None,
-                 progress: Optional[TextIO] = sys.stderr, verify: Optional[Verify] = None,
-                 extra_depth: int = 4) -> DiffReport:
-    """Breadth-first lockstep search for the shortest differences.
+def explore_diff(a: Side, b: Side, bounds: Bounds, *, engine: str = "native",
+                 **options: Any) -> DiffReport:
+    """The lockstep search (`explore_diff_python`'s options and report) on the chosen engine:
+    "native" (check/native_diff.py: the same search on the Rust engine, both tables as data; a
+    table it cannot take falls back to the Python lockstep with one line) or "python"."""
+    from check.native_diff import run_diff
+    return run_diff(engine, a, b, bounds, **options)
+
+
+def explore_diff_python(a: Side, b: Side, bounds: Bounds, *, one_sided: bool = False,
+                        max_differences: int = 3, max_nodes: Optional[int] = None,
+                        progress: Optional[TextIO] = sys.stderr, verify: Optional[Verify] = None,
+                        extra_depth: int = 4) -> DiffReport:
+    """Breadth-first lockstep search for the shortest differences (the reference lockstep).
 
     With `verify`, each depth's differences are handed to it (it sets `scenario` on those it can
     show with a verified scenario); the search stops at the first depth that yields one, or

@@ -1,6 +1,6 @@
 """Type stubs of the native explorer (engine/src/python.rs). Plain data in, plain data out."""
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 RowData = tuple[str, list[str], str, list[tuple[str, bool]], str, str, Optional[str], list[str],
                 bool]
@@ -29,3 +29,6 @@ class Engine:
 
 
 def implemented() -> dict[str, list[str]]: ...
+
+def lockstep(a: Engine, b: Engine, one_sided: bool, max_nodes: Optional[int],
+             on_level: Callable[[list[Any], bool], bool], progress: bool) -> dict[str, Any]: ...

@@ -68,6 +68,9 @@ SLOW: Final[dict[str, str]] = {
     "test_the_default_plan_has_a_state_budget_per_run_and_a_cut_run_never_passes":
         "runs the default plan (20 s)",
     # engine/: the native explorer against the Python one on the default plan's bounds
+    "tests/engine/test_native_lockstep.py::test_native_and_python_lockstep_find_the_same_differences":
+        "29 mutants and historical bugs x 2 bounds, both lockstep engines (0.1-2.3 s each, 50 s); "
+        "test_agreement_on_a_sample stays fast",
     "tests/engine/test_engine_agreement.py::test_fast_first_counterexample_agrees":
         "Python explorer to a first counterexample on big bounds (71 s for 3 cases)",
     "tests/engine/test_engine_agreement.py::test_default_plan_entry_agrees":

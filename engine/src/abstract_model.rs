@@ -56,7 +56,7 @@ pub enum ActKind {
     Timer(Ev),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Action {
     pub kind: ActKind,
     pub client: i32,
@@ -85,6 +85,9 @@ pub struct Successor {
     pub input: Option<Input>,
     pub transition: Option<Transition>,
     pub fault: bool,
+    /// Which delivered responses are lost (fault "lost"): bit nd-1-k for delivery k, of nd
+    /// (abstract.py's `Action.variant`; the lockstep shows it to the client).
+    pub lost: (u32, u8),
 }
 
 pub struct Model {
@@ -362,7 +365,7 @@ impl Model {
 
     /// AbstractModel.variants: whether the action has a second variant, the same request failing
     /// to append (with the append fault).
-    fn append_variant(&self, a: &Action) -> bool {
+    pub(crate) fn append_variant(&self, a: &Action) -> bool {
         let appends = matches!(a.req, Some(Req::Join(_)) | Some(Req::Sync { .. }) | Some(Req::Commit { .. }));
         self.b.has(F_APPEND) && a.kind == ActKind::Send && appends
     }
@@ -387,7 +390,7 @@ impl Model {
         Ok(())
     }
 
-    fn apply(&self, w: &World, a: &Action, out: &mut Vec<Successor>) -> Result<(), StepError> {
+    pub(crate) fn apply(&self, w: &World, a: &Action, out: &mut Vec<Successor>) -> Result<(), StepError> {
         match a.kind {
             ActKind::Crash => {
                 let used = Self::parked_rids(&w.group);
@@ -397,19 +400,19 @@ impl Model {
                 }
                 let mut clients = w.clients.clone();
                 clients[a.client as usize] = Client::fresh(epoch);
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: true });
+                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: true, lost: (0, 0) });
                 return Ok(());
             }
             ActKind::Stall => {
                 let mut clients = w.clients.clone();
                 clients[a.client as usize].phase = Phase::Stalled;
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: true });
+                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: true, lost: (0, 0) });
                 return Ok(());
             }
             ActKind::RequestTimeout => {
                 let mut clients = w.clients.clone();
                 clients[a.client as usize].phase = Phase::Idle;
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: false });
+                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: false, lost: (0, 0) });
                 return Ok(());
             }
             _ => {}
@@ -441,23 +444,29 @@ impl Model {
             let nd = deliveries.len();
             // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
             let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
-            let mut pending: SmallVec<[(Clients, bool); 4]> = SmallVec::new();
+            let mut pending: SmallVec<[(Clients, bool, u32); 4]> = SmallVec::new();
             for bits in 0..variants {
                 let clients = self.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
                 let fault = fault_kind || bits != 0 || a.append_fails || expires_live;
-                pending.push((clients, fault));
+                pending.push((clients, fault, bits));
             }
             drop(deliveries);
             let last = pending.len() - 1;
             let mut t = Some(t);
             let mut group = Some(group);
-            for (k, (clients, fault)) in pending.into_iter().enumerate() {
+            for (k, (clients, fault, bits)) in pending.into_iter().enumerate() {
                 let (transition, group) = if k == last {
                     (t.take(), group.take().unwrap_or_default())
                 } else {
                     (t.clone(), group.clone().unwrap_or_default())
                 };
-                out.push(Successor { world: World { group, clients }, input: Some(inp.clone()), transition, fault });
+                out.push(Successor {
+                    world: World { group, clients },
+                    input: Some(inp.clone()),
+                    transition,
+                    fault,
+                    lost: (bits, nd as u8),
+                });
             }
         }
         Ok(())

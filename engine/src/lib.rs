@@ -10,12 +10,15 @@
 pub mod abstract_model;
 pub mod explore;
 pub mod invariants;
+pub mod lockstep;
 pub mod model;
 pub mod properties;
 pub mod step;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_lockstep;
 
 #[cfg(test)]
 mod tests;

@@ -237,8 +237,8 @@ impl Callbacks for PyCallbacks {
 }
 
 #[pyclass(module = "groupspec_engine")]
-struct Engine {
-    model: Model,
+pub(crate) struct Engine {
+    pub(crate) model: Model,
 }
 
 fn rss_bytes() -> usize {
@@ -508,5 +508,6 @@ fn implemented(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn groupspec_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_function(wrap_pyfunction!(implemented, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::python_lockstep::lockstep, m)?)?;
     Ok(())
 }

@@ -29,13 +29,13 @@ fn group_fields() -> Vec<String> {
 
 #[test]
 fn unknown_atom_effect_and_form_are_named() {
-    let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[("no-such-atom", true)], "error", None, &[])];
+    let bad = vec![row("Missing/JoinGroup/x", "JoinGroup", &[("no-such-atom", true)], "error", None, &[])];
     let e = Table::new(bad, vec![], fields(), group_fields()).err().unwrap_or_default();
     assert!(e.contains("no-such-atom"), "{e}");
-    let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[], "error", None, &["no-such-effect"])];
+    let bad = vec![row("Missing/JoinGroup/x", "JoinGroup", &[], "error", None, &["no-such-effect"])];
     let e = Table::new(bad, vec![], fields(), group_fields()).err().unwrap_or_default();
     assert!(e.contains("no-such-effect"), "{e}");
-    let bad = vec![row("Empty/JoinGroup/x", "JoinGroup", &[], "no-such-form", None, &[])];
+    let bad = vec![row("Missing/JoinGroup/x", "JoinGroup", &[], "no-such-form", None, &[])];
     let e = Table::new(bad, vec![], fields(), group_fields()).err().unwrap_or_default();
     assert!(e.contains("no-such-form"), "{e}");
 }
@@ -243,5 +243,62 @@ fn names_through_python_are_called_back_in_the_order_given() {
     match step(&t, &Group::default(), &inp, &s, &mut Chooser::default()) {
         Err(StepError::Internal(e)) => assert_eq!(e, "fired Missing/JoinGroup/x"),
         _ => panic!("the row was not sent to Python"),
+    }
+}
+
+mod lockstep {
+    use super::*;
+    use crate::lockstep::*;
+
+    struct Collect(Vec<Found>);
+
+    impl Listener for Collect {
+        fn level(&mut self, found: &[Found], _: bool) -> Result<bool, String> {
+            self.0.extend(found.iter().cloned());
+            Ok(true)
+        }
+        fn tick(&mut self, _: usize, _: usize, _: usize, _: usize) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    fn model(rows: Vec<RowData>) -> Model {
+        let table = Table::new(rows, vec![], fields(), group_fields()).unwrap_or_else(|e| panic!("{e}"));
+        let b = Bounds {
+            dynamic: 1,
+            stat: 0,
+            max_generation: 1,
+            faults: 0,
+            open: false,
+            require_known_member_id: true,
+            max_ids_per_client: 1,
+            group_max_size: 1 << 30,
+            metadata_changes: false,
+        };
+        Model::new(table, b)
+    }
+
+    fn join(error: &str) -> RowData {
+        RowData { error: error.to_string(), ..row("Missing/JoinGroup/x", "JoinGroup", &[], "error", None, &[]) }
+    }
+
+    #[test]
+    fn anonymises_client_names_and_request_ids_only() {
+        assert_eq!(anon("rid:12 c0#1 s1 'c3' consumer|NONE|s_1|c"), "X X X 'X' consumer|NONE|s_1|c");
+    }
+
+    #[test]
+    fn a_table_against_itself_shows_no_difference_and_another_error_is_found_at_depth_one() {
+        let (a, b) = (model(vec![join("UNKNOWN_MEMBER_ID")]), model(vec![join("UNKNOWN_MEMBER_ID")]));
+        let mut seen = Collect(Vec::new());
+        let out = lockstep(&a, &b, false, None, &mut seen).unwrap_or_else(|e| panic!("{e}"));
+        assert!(seen.0.is_empty() && out.complete && out.nodes >= 1, "{:?} {:?}", seen.0.first(), out);
+        let c = model(vec![join("COORDINATOR_NOT_AVAILABLE")]);
+        let mut seen = Collect(Vec::new());
+        lockstep(&a, &c, false, None, &mut seen).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!seen.0.is_empty(), "a different error must be a difference");
+        assert!(seen.0.iter().all(|f| f.depth == 1 && f.path.is_empty()));
+        // side A's answer comes first (check/diff.py lists A's extra answers before B's)
+        assert!(seen.0.iter().all(|f| f.shown_by == 0));
     }
 }

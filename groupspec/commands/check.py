@@ -88,7 +88,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "format): the first to FILE, the others beside it numbered (cex.itf.json, "
                         "cex-2.itf.json, ...); with none, nothing is written")
     p.add_argument("--engine", choices=("python", "native"), default=DEFAULT_ENGINE,
-                   help=f"explorer: the Rust engine built from the table, or the networkx one "
+                   help=f"explorer (and --refines' lockstep search): the Rust engine built from "
+                        f"the table, or the networkx one and the Python lockstep "
                         f"(default {DEFAULT_ENGINE})")
 
 
@@ -126,7 +127,7 @@ def run(a: argparse.Namespace) -> int:
     if a.refines is not None:
         print(f"\n== refinement: {s.table.name} against {a.refines}", flush=True)
         refinement = refines(a.table, a.refines, s.bounds if s.given else None,
-                             max_states=a.max_states, quiet=a.quiet)
+                             max_states=a.max_states, quiet=a.quiet, engine=a.engine)
         doc["refines"] = {"against": a.refines, "exit_status": refinement[0]}
         status = 1 if 1 in (status, refinement[0]) else max(status, refinement[0])
     if a.prove:

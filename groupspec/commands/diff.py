@@ -66,7 +66,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the same traces as ITF (Apalache/Quint JSON): the first to FILE, the "
                         "others beside it numbered (d.itf.json, d-2.itf.json, ...), in the page's "
                         "order: difference 1 on the table it passes on, then on the one it fails on")
+    add_lockstep_engine(p)
     add_quiet(p)
+
+
+def add_lockstep_engine(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=("native", "python"), default="native",
+                   help="lockstep search: the Rust engine with both tables as data (default; a "
+                        "table it cannot take falls back to Python, saying so), or the Python "
+                        "lockstep (the reference)")
 
 
 def run(a: argparse.Namespace) -> int:
@@ -83,11 +91,12 @@ def run(a: argparse.Namespace) -> int:
     if not given:
         status, plan = search_plan(mine, theirs, one_sided=False, max_differences=a.max_differences,
                                    max_states=a.max_states, out_dir=a.out, json_path=a.json,
-                                   quiet=a.quiet)
+                                   quiet=a.quiet, engine=a.engine)
         differences, where = plan.differences, f"the refinement plan ({len(plan.runs)} lockstep searches run)"
     else:
         status, r = search(mine, theirs, bounds, one_sided=False, max_differences=a.max_differences,
-                           max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet)
+                           max_states=a.max_states, out_dir=a.out, json_path=a.json, quiet=a.quiet,
+                           engine=a.engine)
         differences, where = r.differences, bounds.describe()
     if a.html or a.itf:
         write_differences(a.html, a.itf, differences, mine.name, theirs.name, where,
@@ -127,13 +136,13 @@ def side(spec: str, flag: str) -> Side:
 
 def search(a_side: Side, b_side: Side, bounds: Bounds, *, one_sided: bool, max_differences: int,
            max_states: Optional[int], out_dir: Optional[str], json_path: Optional[str],
-           quiet: bool) -> tuple[int, DiffReport]:
+           quiet: bool, engine: str = "native") -> tuple[int, DiffReport]:
     """The lockstep search, its differences printed (and written to `out_dir` as scenario files):
     (exit status, report)."""
     verb = "refines" if one_sided else "against"
     print(f"groupspec diff: {a_side.name} {verb} {b_side.name}: {bounds.describe()}", flush=True)
     r = explore_diff(a_side, b_side, bounds, one_sided=one_sided, max_differences=max_differences,
-                     max_nodes=max_states, progress=None if quiet else sys.stderr)
+                     max_nodes=max_states, progress=None if quiet else sys.stderr, engine=engine)
 
     def write(k: int, doc: dict[str, Any]) -> Optional[str]:
         if out_dir is None:
@@ -164,7 +173,7 @@ def search(a_side: Side, b_side: Side, bounds: Bounds, *, one_sided: bool, max_d
 def search_plan(a_side: Side, b_side: Side, *, one_sided: bool, max_differences: int,
                 max_states: Optional[int], out_dir: Optional[str], json_path: Optional[str],
                 quiet: bool, plan: Optional[Sequence[tuple[str, Bounds]]] = None,
-                ) -> tuple[int, PlanReport]:
+                engine: str = "native") -> tuple[int, PlanReport]:
     """The refinement plan's lockstep searches (`plan`, default REFINEMENT_PLAN), each printed as
     it finishes, stopping at the first that finds a difference; then the rows of A no run fired:
     (exit status, report)."""
@@ -192,7 +201,7 @@ def search_plan(a_side: Side, b_side: Side, *, one_sided: bool, max_differences:
 
     p = explore_diff_plan(a_side, b_side, plan, one_sided=one_sided, on_run=started, on_done=done,
                           search=partial(lockstep, verify=verify_from_reference if one_sided
-                                         else render_and_verify),
+                                         else render_and_verify, engine=engine),
                           max_differences=max_differences,
                           max_nodes=max_states, progress=None if quiet else sys.stderr)
     for label in p.skipped:
@@ -247,16 +256,17 @@ def plan_json(p: PlanReport) -> dict[str, Any]:
 
 
 def refines(table_spec: Optional[str], against: str, bounds: Optional[Bounds], *,
-            max_states: Optional[int], quiet: bool) -> tuple[int, Union[DiffReport, PlanReport]]:
+            max_states: Optional[int], quiet: bool,
+            engine: str = "native") -> tuple[int, Union[DiffReport, PlanReport]]:
     """`groupspec check --table T --refines P`: exit 1 when T answers a client in a way P cannot.
     Without bounds: the refinement plan."""
     mine = side(table_spec or "kafka-3.9", "--table")
     theirs = side(against, "--refines")
     if bounds is None:
         return search_plan(mine, theirs, one_sided=True, max_differences=1, max_states=max_states,
-                           out_dir=None, json_path=None, quiet=quiet)
+                           out_dir=None, json_path=None, quiet=quiet, engine=engine)
     return search(mine, theirs, bounds, one_sided=True, max_differences=1,
-                  max_states=max_states, out_dir=None, json_path=None, quiet=quiet)
+                  max_states=max_states, out_dir=None, json_path=None, quiet=quiet, engine=engine)
 
 
 def refinement_cases(table: str, against: str, status: int,
