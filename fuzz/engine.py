@@ -28,7 +28,7 @@ from model.vocabulary import ApiKey
 from wire.errors import EncodeError, WireError
 
 from fuzz.actions import (
-    Action, Hold, Join, Everyone, Knowledge, Timing, Versions, Wait, hold_heartbeats, random_action,
+    Action, FUZZ, Hold, Join, Everyone, Knowledge, Timing, Versions, Wait, hold_heartbeats, random_action,
     resolve,
 )
 from fuzz.client import AsyncConnection, Broker, Received, wire_request
@@ -56,6 +56,16 @@ def action_rng(seed: str, index: int) -> random.Random:
     if seed.lstrip("-").isdigit():
         return random.Random(int(seed) * 7919 + index)
     return random.Random(f"{seed}/{index}")
+
+
+def follow_up(rng: random.Random, commits: bool) -> Action:
+    """The second action of a two-action candidate: any action, or half the time a JoinGroup
+    naming the id handed out last (the second half of a KIP-394 join, with any instance id,
+    protocols, timeouts and version: a pending member rejoining, a static member taking a pending
+    id, a member changing its metadata)."""
+    if rng.random() < 0.5:
+        return random_action(rng, commits)
+    return dataclasses.replace(FUZZ.draw(rng, allowed=[Join]), who=3)
 
 
 # ------------------------------------------------------------------------------ model simulation
@@ -115,7 +125,7 @@ class Generator:
     """Sequences drawn from the model, steered towards rows the target has not been seen to fire."""
 
     def __init__(self, seed: int, config: CoordinatorConfig, timing: Timing, versions: Versions,
-                 *, commits: bool, candidates: int = 4, min_len: int = 4, max_len: int = 18) -> None:
+                 *, commits: bool, candidates: int = 6, min_len: int = 4, max_len: int = 18) -> None:
         self.seed, self.config, self.timing, self.versions = seed, config, timing, versions
         self.commits, self.candidates = commits, candidates
         self.min_len, self.max_len = min_len, max_len
@@ -131,9 +141,10 @@ class Generator:
         rng = random.Random(self.seed * 1_000_003 + index)
         sim = Simulation("g", self.config, self.timing, self.versions)
         n = 0
-        # a scripted start half of the time, so deep states are reached in few actions
-        if rng.random() < 0.7:
-            start: list[Action] = []
+        start: list[Action] = []
+        # a scripted start most of the time, so deep states are reached in few actions
+        started = rng.random() < 0.7
+        if started:
             for _ in range(rng.randint(1, 3)):
                 start += [Join(inst=rng.choice((0, 0, 2, 3))), Join(who=3)]
             start += [Everyone(what=0), Everyone(what=1)]
@@ -141,14 +152,22 @@ class Generator:
                 sim.do(a, action_rng(str(self.seed), n))
                 n += 1
                 yield a
-        for _ in range(rng.randint(self.min_len, self.max_len)):
-            best: Optional[Action] = None
+        length = rng.randint(self.min_len, self.max_len)
+        while n < length + (len(start) if started else 0):
+            best: list[Action] = []
             best_score = -1
-            for _c in range(self.candidates if self.guided else 1):
-                a = random_action(rng, self.commits)
+            for c in range(self.candidates if self.guided else 1):
+                # a candidate is one action or, with guidance, sometimes two: many rows need a
+                # set-up step that fires nothing new by itself (a member made pending by a
+                # JoinGroup, then its id rejoining, leaving, committing; a rebalance begun, then a
+                # member's request in it), and one-step scoring never picks that set-up
+                move = [random_action(rng, self.commits)]
+                if self.guided and c % 2 == 1:
+                    move.append(follow_up(rng, self.commits))
                 snap = sim.snapshot()
                 before = set(sim.rows)
-                sim.do(a, action_rng(str(self.seed), n))
+                for j, a in enumerate(move):
+                    sim.do(a, action_rng(str(self.seed), n + j))
                 new = sim.rows - before
                 # rows the target has not been seen to fire count most, then rows fired in a
                 # context not seen yet (`coverage_keys`); any new key a little (counting every
@@ -157,12 +176,12 @@ class Generator:
                 rows = sum(1 for x in fresh if CONTEXT_SEP not in x)
                 score = 3 * rows + (len(fresh) - rows) + (1 if new else 0)
                 sim.restore(snap)
-                if score > best_score:
-                    best, best_score = a, score
-            assert best is not None
-            sim.do(best, action_rng(str(self.seed), n))
-            n += 1
-            yield best
+                if score > best_score or (score == best_score and len(move) < len(best)):
+                    best, best_score = move, score
+            for a in best:
+                sim.do(a, action_rng(str(self.seed), n))
+                n += 1
+                yield a
         if rng.random() < self.settle_fraction:
             yield Wait(ms=4)  # a long wait: every timer due, its answers expected (DelayedSync...)
 
