@@ -3,11 +3,22 @@ where a target's sequences stop being judged (`Hazards`)."""
 
 from __future__ import annotations
 
-from fuzz.actions import Commit, Join, Sync
-from fuzz.engine import Hazards, Simulation, action_rng, signature
+from model.coordinator_api import CoordinatorConfig
+from model.vocabulary import ApiKey
+
+from fuzz.actions import Commit, Join, Sync, Timing
+from fuzz.engine import Generator, Hazards, Simulation, action_rng, signature
 from fuzz.judge import CONTEXT_SEP
 
-from tests.fuzz.test_generate import CFG, VERSIONS, gen
+CFG = CoordinatorConfig(group_min_session_timeout_ms=100, group_max_session_timeout_ms=60000,
+                        group_initial_rebalance_delay_ms=0)
+VERSIONS = {ApiKey.JoinGroup: (0, 9), ApiKey.SyncGroup: (0, 5), ApiKey.Heartbeat: (0, 4),
+            ApiKey.LeaveGroup: (0, 5), ApiKey.OffsetCommit: (0, 9), ApiKey.OffsetFetch: (0, 9),
+            ApiKey.DescribeGroups: (0, 5), ApiKey.DeleteGroups: (0, 2)}
+
+
+def gen(seed: int) -> Generator:
+    return Generator(seed, CFG, Timing.for_config(CFG), VERSIONS, commits=True)
 
 # rows no single random action fires from where the previous one left the group: a pending member
 # (KIP-394) rejoining, a SyncGroup naming a protocol the group does not use, a commit without
@@ -58,7 +69,7 @@ def test_hazards_steer_away_from_actions_that_end_sequences() -> None:
 def test_new_choices_resolve() -> None:
     """The choices added for depth mean what the dialect says (a bogus SyncGroup protocol name;
     OffsetCommit with generation -1)."""
-    from fuzz.actions import Knowledge, Timing, resolve
+    from fuzz.actions import Knowledge, resolve
     from model import messages as m
     import random
 
