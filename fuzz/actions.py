@@ -65,17 +65,19 @@ class Timing:
 # answers it was given. `who` (JoinGroup): 0-2 = new member (""), 3 = the id handed out last, 4-6 = a
 # known id, 7 = a ghost id; `who` (others): 0-5 = a known id, 6 = "", 7 = ghost. `inst` (JoinGroup):
 # 0-1 = its own (dynamic for a new member), 2 = i1, 3 = i2; (others): 0-2 = its own, 3 = another one,
-# LeaveGroup by that instance id alone. `gen`: 0-2 = the last generation, 3 = one less, 4 = one more.
+# LeaveGroup by that instance id alone. `gen`: 0-2 = the last generation, 3 = one less, 4 = one more,
+# 5 = -1 (OffsetCommit only: with member "" a commit without member info). Sync `proto`: 0-2 = the
+# group's protocol (v5+), 3 = a protocol name the group does not use.
 # `assign`: 0-1 = every member of the last join, 2 = none. Leave `count`: 0-1 = one member, 2 = every
 # known member. `ver`: 0 = the highest version, 1 = the lowest, 2 = a random one (KIP-394 below v4).
 # Wait `ms` and Hold `ms` are `Timing`'s.
 FUZZ: Final = Dialect(
     kinds={
         Join: {"who": 8, "inst": 4, "proto": len(PROTOCOLS), "session": 5, "rebalance": 2, "ver": 3},
-        Sync: {"who": 8, "gen": 5, "assign": 3, "inst": 4, "ver": 3},
+        Sync: {"who": 8, "gen": 5, "assign": 3, "inst": 4, "ver": 3, "proto": 4},
         Heartbeat: {"who": 8, "gen": 5, "inst": 4, "ver": 3},
         Leave: {"who": 8, "inst": 4, "count": 3, "ver": 3},
-        Commit: {"who": 8, "gen": 5, "offset": 3, "ver": 3},
+        Commit: {"who": 8, "gen": 6, "offset": 3, "ver": 3},
         Fetch: {"all": 2, "ver": 3},
         Describe: {"ver": 3},
         Delete: {"ver": 3},
@@ -90,9 +92,10 @@ FUZZ: Final = Dialect(
     join_inst=(Inst.OWN, Inst.OWN, Inst.I1, Inst.I2),
     inst=(Inst.OWN, Inst.OWN, Inst.OWN, Inst.OTHER),
     leave_inst=(Inst.OWN, Inst.OWN, Inst.OWN, Inst.OTHER_ALONE),
-    gen=(Gen.SAME, Gen.SAME, Gen.SAME, Gen.OLDER, Gen.NEWER),
+    gen=(Gen.SAME, Gen.SAME, Gen.SAME, Gen.OLDER, Gen.NEWER, Gen.MINUS_ONE),  # -1: OffsetCommit only
     assign=(Assign.LAST_JOIN, Assign.LAST_JOIN, Assign.NONE),
-    sync_protocol=(SyncProtocol.GROUP,),  # as far as the version carries it
+    # as far as the version carries it (v5+): the group's, or a protocol name it does not use
+    sync_protocol=(SyncProtocol.GROUP, SyncProtocol.GROUP, SyncProtocol.GROUP, SyncProtocol.BOGUS),
     count=(Count.ONE, Count.ONE, Count.ALL),
     protocols=PROTOCOLS,
     partitions=PARTITIONS,

@@ -40,7 +40,7 @@ from fuzz.accept import AcceptList, load_accept, write_accept_document
 from fuzz.actions import Action, Timing, action_to_json
 from fuzz.allowances import ALLOWANCES, allowances_in_force, profile_for
 from fuzz.client import Broker
-from fuzz.engine import Budget, Generator, RunSettings, SequenceResult, run_sequence
+from fuzz.engine import Budget, Generator, Hazards, RunSettings, SequenceResult, run_sequence
 from fuzz.families import families
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
 from fuzz.probe import TargetSettings, read_settings, reconcile
@@ -150,6 +150,7 @@ class Fuzzer:
         self.shrink_ids = 0
         self.shrink_stop = float("inf")
         self.covered_by: dict[int, frozenset[str]] = {}
+        self.ended_by: dict[int, tuple[list[Action], int]] = {}  # actions consumed, where judging ended
         self.durations: list[float] = []
         self.row_counts: dict[str, int] = {r.id: 0 for r in CLASSIC_TABLE.rows}  # sequences firing it
         self.accepted: dict[str, AcceptedRecord] = {}
@@ -170,6 +171,7 @@ class Fuzzer:
         p = self.options.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
+        hazards, hazards_upto = Hazards(), 0
         try:
             while time.monotonic() < deadline and self.settings.budget.left > 0:
                 # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
@@ -190,7 +192,11 @@ class Fuzzer:
                 covered: set[str] = set()
                 for i in range(done_before):
                     covered |= self.covered_by.get(i, frozenset())
-                actions = gen.stream(index, frozenset(covered))
+                for i in range(hazards_upto, done_before):
+                    if i in self.ended_by:
+                        hazards.observe(*self.ended_by[i])
+                hazards_upto = max(hazards_upto, done_before)
+                actions = gen.stream(index, frozenset(covered), hazards.copy() if gen.guided else None)
                 running[index] = asyncio.get_running_loop().create_task(self._one(index, actions))
                 index += 1
                 self.stats.running = len(running)
@@ -220,6 +226,7 @@ class Fuzzer:
     def _account(self, r: SequenceResult) -> None:
         self.durations.append(r.seconds)
         self.covered_by[r.index] = r.covered
+        self.ended_by[r.index] = (list(r.actions), r.ended_action)
         self.stats.requests += r.requests
         self.stats.judged += r.judged
         self.stats.sequences += 1

@@ -28,7 +28,7 @@ from model.vocabulary import ApiKey
 from wire.errors import EncodeError, WireError
 
 from fuzz.actions import (
-    Action, Hold, Join, Everyone, Knowledge, Timing, Versions, Wait, hold_heartbeats, random_action,
+    Action, FUZZ, Hold, Join, Everyone, Knowledge, Timing, Versions, Wait, hold_heartbeats, random_action,
     resolve,
 )
 from fuzz.client import AsyncConnection, Broker, Received, wire_request
@@ -56,6 +56,62 @@ def action_rng(seed: str, index: int) -> random.Random:
     if seed.lstrip("-").isdigit():
         return random.Random(int(seed) * 7919 + index)
     return random.Random(f"{seed}/{index}")
+
+
+def signature(a: Action) -> str:
+    """The kind of an action as far as a target's known differences go: its type and, for a
+    JoinGroup, whether it is static and whether it is sent at the lowest version."""
+    if isinstance(a, Join):
+        return f"Join/{'static' if a.inst >= 2 else 'dynamic'}/{'lowest' if a.ver == 1 else 'v'}"
+    return type(a).__name__
+
+
+class Hazards:
+    """How often each kind of action (`signature`) was where the target's sequences stopped being
+    judged (a finding, an accepted answer no model state explains, an inconclusive group): against
+    a target with known differences (Tansu's static members, its KIP-394 round trip at every
+    JoinGroup version) those actions end most sequences they occur in, and every row behind them
+    stays unreached. The generator draws such actions less often (never below a quarter), so that
+    sequences go deeper; against a target that matches the model nothing ends and nothing changes."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, int] = {}
+        self.ended: dict[str, int] = {}
+
+    def copy(self) -> "Hazards":
+        h = Hazards()
+        h.sent, h.ended = dict(self.sent), dict(self.ended)
+        return h
+
+    def observe(self, actions: list[Action], ended_action: int) -> None:
+        """One judged sequence: its actions and the one at which judging ended (-1: none)."""
+        last = ended_action if 0 <= ended_action < len(actions) else len(actions) - 1
+        for a in actions[:last + 1]:
+            self.sent[signature(a)] = self.sent.get(signature(a), 0) + 1
+        if 0 <= ended_action < len(actions):
+            k = signature(actions[ended_action])
+            self.ended[k] = self.ended.get(k, 0) + 1
+
+    def keep(self, a: Action) -> float:
+        """The chance that a drawn `a` is kept: 1 minus (most of) the share of its occurrences
+        that ended a sequence, once it has been seen enough to tell."""
+        k = signature(a)
+        n = self.sent.get(k, 0)
+        if n < 20:
+            return 1.0
+        return max(0.25, 1.0 - self.ended.get(k, 0) / n)
+
+
+def follow_up(rng: random.Random, commits: bool) -> Action:
+    """The second action of a two-action candidate: any action, or half the time a JoinGroup
+    naming the id handed out last (the second half of a KIP-394 join, with any instance id,
+    protocols, timeouts and version: a pending member rejoining, a static member taking a pending
+    id, a member changing its metadata)."""
+    if rng.random() < 0.5:
+        return random_action(rng, commits)
+    join = FUZZ.draw(rng, allowed=[Join])
+    assert isinstance(join, Join)
+    return dataclasses.replace(join, who=3)
 
 
 # ------------------------------------------------------------------------------ model simulation
@@ -115,40 +171,61 @@ class Generator:
     """Sequences drawn from the model, steered towards rows the target has not been seen to fire."""
 
     def __init__(self, seed: int, config: CoordinatorConfig, timing: Timing, versions: Versions,
-                 *, commits: bool, candidates: int = 4, min_len: int = 4, max_len: int = 18) -> None:
+                 *, commits: bool, candidates: int = 6, min_len: int = 4, max_len: int = 18) -> None:
         self.seed, self.config, self.timing, self.versions = seed, config, timing, versions
         self.commits, self.candidates = commits, candidates
         self.min_len, self.max_len = min_len, max_len
         self.settle_fraction = 0.15
         self.guided = True  # False: each action is the first candidate drawn (measuring guidance)
 
-    def sequence(self, index: int, covered: frozenset[str]) -> list[Action]:
-        return list(self.stream(index, covered))
+    def sequence(self, index: int, covered: frozenset[str],
+                 hazards: Optional[Hazards] = None) -> list[Action]:
+        return list(self.stream(index, covered, hazards))
 
-    def stream(self, index: int, covered: frozenset[str]) -> Iterator[Action]:
+    def stream(self, index: int, covered: frozenset[str],
+               hazards: Optional[Hazards] = None) -> Iterator[Action]:
         """Sequence `index`, action by action (computed only as far as it is consumed: a run
-        that diverges early does not pay for the rest)."""
+        that diverges early does not pay for the rest). `covered` (rows the target was seen to
+        fire) and `hazards` (actions where its sequences ended) are what earlier sequences
+        showed; the sequence is a function of the seed, `index` and these."""
         rng = random.Random(self.seed * 1_000_003 + index)
+
+        def draw(make: Callable[[], Action]) -> Action:
+            a = make()
+            if hazards is not None:
+                while (keep := hazards.keep(a)) < 1.0 and rng.random() > keep:
+                    a = make()
+            return a
+
         sim = Simulation("g", self.config, self.timing, self.versions)
         n = 0
-        # a scripted start half of the time, so deep states are reached in few actions
-        if rng.random() < 0.7:
-            start: list[Action] = []
+        start: list[Action] = []
+        # a scripted start most of the time, so deep states are reached in few actions
+        started = rng.random() < 0.7
+        if started:
             for _ in range(rng.randint(1, 3)):
-                start += [Join(inst=rng.choice((0, 0, 2, 3))), Join(who=3)]
+                start += [draw(lambda: Join(inst=rng.choice((0, 0, 2, 3)))), Join(who=3)]
             start += [Everyone(what=0), Everyone(what=1)]
             for a in start:
                 sim.do(a, action_rng(str(self.seed), n))
                 n += 1
                 yield a
-        for _ in range(rng.randint(self.min_len, self.max_len)):
-            best: Optional[Action] = None
+        length = rng.randint(self.min_len, self.max_len)
+        while n < length + (len(start) if started else 0):
+            best: list[Action] = []
             best_score = -1
-            for _c in range(self.candidates if self.guided else 1):
-                a = random_action(rng, self.commits)
+            for c in range(self.candidates if self.guided else 1):
+                # a candidate is one action or, with guidance, sometimes two: many rows need a
+                # set-up step that fires nothing new by itself (a member made pending by a
+                # JoinGroup, then its id rejoining, leaving, committing; a rebalance begun, then a
+                # member's request in it), and one-step scoring never picks that set-up
+                move = [draw(lambda: random_action(rng, self.commits))]
+                if self.guided and c % 2 == 1:
+                    move.append(draw(lambda: follow_up(rng, self.commits)))
                 snap = sim.snapshot()
                 before = set(sim.rows)
-                sim.do(a, action_rng(str(self.seed), n))
+                for j, a in enumerate(move):
+                    sim.do(a, action_rng(str(self.seed), n + j))
                 new = sim.rows - before
                 # rows the target has not been seen to fire count most, then rows fired in a
                 # context not seen yet (`coverage_keys`); any new key a little (counting every
@@ -157,12 +234,12 @@ class Generator:
                 rows = sum(1 for x in fresh if CONTEXT_SEP not in x)
                 score = 3 * rows + (len(fresh) - rows) + (1 if new else 0)
                 sim.restore(snap)
-                if score > best_score:
-                    best, best_score = a, score
-            assert best is not None
-            sim.do(best, action_rng(str(self.seed), n))
-            n += 1
-            yield best
+                if score > best_score or (score == best_score and len(move) < len(best)):
+                    best, best_score = move, score
+            for a in best:
+                sim.do(a, action_rng(str(self.seed), n))
+                n += 1
+                yield a
         if rng.random() < self.settle_fraction:
             yield Wait(ms=4)  # a long wait: every timer due, its answers expected (DelayedSync...)
 
@@ -200,6 +277,7 @@ class SequenceResult:
     error: Optional[str] = None  # the target could not be driven (connection refused, ...)
     barriers: tuple[int, int] = (0, 0)  # read barriers tried, and held (the order became known)
     accepted: list[Accepted] = field(default_factory=list)  # accepted divergences (--accept)
+    ended_action: int = -1  # the action at which judging ended early (finding, unexplained, inconclusive)
 
 
 class Latency:
@@ -290,6 +368,8 @@ class _Sequence:
             self.r.finding = finding
             self.r.finding_action = self.action_index
             self.judging = False
+        if not self.judging and self.r.ended_action < 0:
+            self.r.ended_action = self.action_index
 
     async def request(self, request: m.Request, version: int, judged: bool = True,
                       probe: bool = False) -> None:
@@ -349,6 +429,8 @@ class _Sequence:
                     # the group's later answers would go unread and be judged missing)
                     self.r.inconclusive = str(e)
                     self.judging = False
+                    if self.r.ended_action < 0:
+                        self.r.ended_action = self.action_index
         return on_answer
 
     async def _wait_for_answer(self, n: int, fut: "asyncio.Future[None]", sent_at: float,
@@ -518,4 +600,4 @@ def replace_actions(r: SequenceResult, actions: list[Action]) -> SequenceResult:
     return dataclasses.replace(r, actions=list(actions))
 
 
-__all__ = ["Generator", "RunSettings", "SequenceResult", "Simulation", "run_sequence"]
+__all__ = ["Generator", "Hazards", "RunSettings", "SequenceResult", "Simulation", "run_sequence"]

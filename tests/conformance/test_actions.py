@@ -127,7 +127,7 @@ def test_a_dialect_with_a_choice_that_means_nothing_is_refused() -> None:
     # a weight missing
     with pytest.raises(ValueError, match="Join.who: 10 values, 9 with a meaning"):
         replace(LOCKSTEP, join_who=LOCKSTEP.join_who[:-1])
-    with pytest.raises(ValueError, match="Sync.proto: 1 values, 0 with a meaning"):
+    with pytest.raises(ValueError, match="Sync.proto: 4 values, 0 with a meaning"):
         replace(FUZZ, sync_protocol=())
     with pytest.raises(ValueError, match="weights"):
         replace(FUZZ, weights=FUZZ.weights[1:])
