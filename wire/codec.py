@@ -69,10 +69,16 @@ def encode_request(
     header_version: Optional[int] = None,
 ) -> bytes:
     """Header + body of a request, without the size prefix."""
-    schema = request_schema(api)
     hv = request_header_version(api, version) if header_version is None else header_version
+    return encode_request_with(request_schema(api), version, correlation_id, client_id, body, hv)
+
+
+def encode_request_with(schema: MessageSchema, version: int, correlation_id: int, client_id: Optional[str],
+                        body: Struct, header_version: Optional[int] = None) -> bytes:
+    """`encode_request` for any request schema (header v2 for flexible versions, else v1 unless given)."""
+    hv = (2 if schema.is_flexible(version) else 1) if header_version is None else header_version
     w = Writer()
-    w.int16(api.value)
+    w.int16(schema.api_key)
     w.int16(version)
     w.int32(correlation_id)
     if hv >= 1:
@@ -138,10 +144,16 @@ def encode_response_with(schema: MessageSchema, version: int, correlation_id: in
 
 def decode_response(api: ApiKey, version: int, data: bytes) -> tuple[int, Struct]:
     """(correlation id, body) of one response (without size prefix) to a request of `api`/`version`."""
-    schema = response_schema(api)
+    return decode_response_with(response_schema(api), version, data,
+                                flexible_header=response_header_version(api, version) >= 1)
+
+
+def decode_response_with(schema: MessageSchema, version: int, data: bytes,
+                         flexible_header: Optional[bool] = None) -> tuple[int, Struct]:
+    """`decode_response` for any response schema (header v1 for flexible versions unless told)."""
     r = Reader(data, schema.name, version)
     correlation_id = r.int32("correlation_id")
-    if response_header_version(api, version) >= 1:
+    if schema.is_flexible(version) if flexible_header is None else flexible_header:
         _skip_tagged(r, "ResponseHeader")
     body = decode(schema, version, r)
     _no_trailing(r)

@@ -15,9 +15,8 @@ from typing import Final, Iterable, Optional
 
 from model.vocabulary import ApiKey
 from wire import codec
-from wire.errors import DecodeError, TransportError
-from wire.primitives import Reader, Writer
-from wire.schema import F, MessageSchema, Prim, Struct, Versions, array, decode, encode, struct
+from wire.errors import TransportError
+from wire.schema import F, MessageSchema, Prim, Struct, Versions, array, struct
 from wire.transport import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, Connection, check_loopback, find_coordinator
 
 DESCRIBE_CONFIGS_KEY: Final = 32
@@ -69,33 +68,14 @@ DESCRIBE_CONFIGS_RESPONSE: Final = _msg(
 def encode_describe_configs(version: int, correlation_id: int, client_id: str, resource_type: int,
                             resource_name: str, keys: Optional[Iterable[str]]) -> bytes:
     """A whole DescribeConfigs request frame (size prefix, header v1/v2, body) for one resource."""
-    w = Writer()
-    w.int16(DESCRIBE_CONFIGS_KEY)
-    w.int16(version)
-    w.int32(correlation_id)
-    raw = client_id.encode("utf-8")
-    w.int16(len(raw))
-    w.raw(raw)
-    if DESCRIBE_CONFIGS_REQUEST.is_flexible(version):
-        w.uvarint(0)  # no tagged header fields
     body: Struct = {"resources": [{"resource_type": resource_type, "resource_name": resource_name,
                                    "configuration_keys": None if keys is None else list(keys)}]}
-    encode(DESCRIBE_CONFIGS_REQUEST, version, body, w)
-    return codec.frame(bytes(w.buf))
+    return codec.frame(codec.encode_request_with(DESCRIBE_CONFIGS_REQUEST, version, correlation_id, client_id, body))
 
 
 def decode_describe_configs(version: int, data: bytes) -> tuple[int, Struct]:
     """(correlation id, body) of a DescribeConfigs response frame's payload (no size prefix)."""
-    r = Reader(data, DESCRIBE_CONFIGS_RESPONSE.name, version)
-    correlation_id = r.int32("correlation_id")
-    if DESCRIBE_CONFIGS_RESPONSE.is_flexible(version):
-        for _ in range(r.uvarint("tagged field count of ResponseHeader")):
-            r.uvarint("tag in ResponseHeader")
-            r.take(r.uvarint("size of a tagged field"), "tagged field of ResponseHeader")
-    body = decode(DESCRIBE_CONFIGS_RESPONSE, version, r)
-    if r.remaining():
-        raise DecodeError(DESCRIBE_CONFIGS_RESPONSE.name, version, r.pos, "trailing bytes")
-    return correlation_id, body
+    return codec.decode_response_with(DESCRIBE_CONFIGS_RESPONSE, version, data)
 
 
 def describe_broker_configs(host: str, port: int, keys: Iterable[str], *, timeout_s: float = 10.0,
