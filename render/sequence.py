@@ -13,11 +13,11 @@ import html
 import textwrap
 from dataclasses import dataclass
 from typing import Callable, Final, Optional, Sequence, Union
-from urllib.parse import quote
 
 from model.atomic import write_text_atomic
 from model.invariants import INVARIANTS
 
+from render.links import row_url
 from render.trace import ADMIN, COORDINATOR, GroupSnapshot, Message, Trace, TraceStep, lifelines
 
 RowLink = Callable[[str], str]
@@ -35,14 +35,6 @@ PAD: Final = 10
 
 COLORS: Final = {"request": "#1f5fae", "response": "#2c7a3f", "error": "#b3541e", "timer": "#8a5a00",
                  "fault": "#c0262d", "setup": "#6b6b6b", "lost": "#c0262d"}
-
-
-def row_url(row_id: str, site_root: str) -> str:
-    """Where the site (`groupspec render`) shows a table row: its state's page, at the row id
-    (SITE_ROOT/state-<State>.html#<row id>, as render/site_pages.py `row_href` writes it). A row
-    id's slashes stay in the fragment: a %2F in a file:// path does not open in chromium."""
-    state = row_id.split("/", 1)[0]
-    return f"{site_root.rstrip('/')}/state-{quote(state)}.html#{quote(row_id, safe='/')}"
 
 
 def page(trace: Union[Trace, Sequence[Trace]], site_root: Optional[str] = None, *,

@@ -14,6 +14,7 @@ from check.historical import HistoricalBug
 from model.dsl import EFFECTS, Row, vocabulary
 from model.vocabulary import GroupState
 
+from render.links import row_href
 from render.site_diagram import ORDER, anchor_of_change
 from render.site_model import Override, Property, ScenarioRef, Site
 from render.site_text import (
@@ -75,10 +76,6 @@ nothing on this site is written by hand. Kafka line numbers are those of the 3.9
 
 def state_link(state: str, root: str = "") -> str:
     return f'<a href="{root}state-{state}.html">{state}</a>'
-
-
-def row_href(row_id: str, root: str = "") -> str:
-    return f"{root}state-{row_id.split('/', 1)[0]}.html#{esc(row_id)}"
 
 
 def row_link(row_id: str, root: str = "") -> str:

@@ -13,10 +13,9 @@ from typing import Final
 
 from model.dsl import vocabulary
 
+from render.links import row_href
 from render.site_model import Site
-from render.site_pages import (
-    citation_anchor, citations_used, error_anchor, errors_used, row_href,
-)
+from render.site_pages import citation_anchor, citations_used, error_anchor, errors_used
 from render.site_text import citations, first_sentence, next_state_text, reply_short
 
 Entry = dict[str, str]
