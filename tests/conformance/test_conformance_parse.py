@@ -13,7 +13,8 @@ from conformance.parse import STEP_OPS, ScenarioFormatError, load, parse_text
 from conformance.scenario import FORMAT, JoinStep, SyncStep
 
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), "..", "scenarios")
-FILES = sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.json")))
+FILES = sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.json"))
+               + glob.glob(os.path.join(SCENARIO_DIR, "kafka-coordinator-test", "*.json")))
 
 
 def doc(steps: list[Any], **extra: Any) -> str:

@@ -24,8 +24,21 @@ from reference import BUGS
 from reference.coordinator import ReferenceCoordinator
 
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), "..", "scenarios")
-FILES = sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.json")))
+# kafka-coordinator-test/: Kafka 3.9's GroupCoordinatorTest transcribed (its README-free conventions are in
+# each file); known-differences.json there holds the scenarios a target here disagrees with.
+FILES = sorted(glob.glob(os.path.join(SCENARIO_DIR, "*.json"))
+               + glob.glob(os.path.join(SCENARIO_DIR, "kafka-coordinator-test", "*.json")))
 TARGETS = ("model", "reference")
+
+# (target, scenario) -> why it FAILs there: a disagreement with Kafka's own test, kept visible as a strict
+# xfail (it turns into a failure the day the target is fixed, so the entry must then go). The scenario's
+# notes give the evidence.
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
+    ("model", "testInvalidGroupId"):
+        "model bug: no INVALID_GROUP_ID row for an empty group id (GroupCoordinator.scala 3.9.0:1159-1176)",
+    ("reference", "staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged"):
+        "timing tie at 1052 ms: Kafka's MockTimer fires the DelayedJoin before the leader's session expiry",
+}
 
 # Seeded bug of the reference -> the scenario that pins the Kafka behaviour it breaks (the most direct
 # one; several scenarios catch some bugs). Every entry of reference.BUGS must be here: a seeded bug
@@ -56,7 +69,9 @@ SEEDED_BUG_CATCHERS: dict[str, str] = {
 
 def _cases() -> list[object]:
     return [
-        pytest.param(target, path, scenario.name, id=f"{target}:{os.path.basename(path)}:{scenario.name}")
+        pytest.param(target, path, scenario.name, id=f"{target}:{os.path.basename(path)}:{scenario.name}",
+                     marks=[pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[(target, scenario.name)])]
+                     if (target, scenario.name) in KNOWN_DIFFERENCES else [])
         for target in TARGETS
         for path in FILES
         for scenario in load(path).scenarios
@@ -73,6 +88,13 @@ def test_scenario_passes_on_target(target: str, path: str, name: str) -> None:
     scenario = next(s for s in load(path).scenarios if s.name == name)
     result = run_scenario(path, scenario, resolve_target(target, allow_remote=False))
     assert result.outcome is Outcome.PASS, result.describe()
+
+
+def test_known_differences_name_scenarios_of_the_known_differences_file() -> None:
+    """Every excused failure is a real scenario in known-differences.json (so none hides in a themed file)."""
+    path = os.path.join(SCENARIO_DIR, "kafka-coordinator-test", "known-differences.json")
+    names = {s.name for s in load(path).scenarios}
+    assert {name for _, name in KNOWN_DIFFERENCES} == names
 
 
 def test_seeded_bug_catchers_cover_every_seeded_bug() -> None:

@@ -24,6 +24,7 @@ from conformance.parse import load, parse_text
 
 HERE = os.path.dirname(__file__)
 FILES = sorted(glob.glob(os.path.join(HERE, "..", "scenarios", "*.json"))
+               + glob.glob(os.path.join(HERE, "..", "scenarios", "kafka-coordinator-test", "*.json"))
                + glob.glob(os.path.join(HERE, "..", "profiles", "*.json")))
 
 Draw = Callable[[st.SearchStrategy[Any]], Any]

@@ -38,7 +38,10 @@ def test_the_seed_scenario_is_traced_with_rows_and_states() -> None:
 
 
 def test_every_committed_scenario_runs_clean_on_the_model() -> None:
-    for path in sorted(Path("tests/scenarios").glob("*.json")):
+    # known-differences.json holds scenarios the model fails on purpose (see test_conformance_targets.py)
+    kafka_tests = [p for p in sorted(Path("tests/scenarios/kafka-coordinator-test").glob("*.json"))
+                   if p.name != "known-differences.json"]
+    for path in [*sorted(Path("tests/scenarios").glob("*.json")), *kafka_tests]:
         traces = traces_of_scenarios(str(path))
         for t in traces:
             assert t.violation is None, (path, t.title, t.violation)
