@@ -66,6 +66,7 @@ class RealClockOptions:
     latency_ms: float = 0.0
     budget_s: float = DEFAULT_BUDGET_S
     judge: Optional["JudgeFactory"] = None
+    probes: bool = True  # insert wire probes for check_group's generation/leader (conformance/probes.py)
 
 
 def smallest_timer_ms(scenario: Scenario) -> int:

@@ -47,6 +47,7 @@ from conformance.expect import (
     evaluate,
     group_actuals_from_describe,
 )
+from conformance.probes import is_probe, with_probes
 from conformance.realclock import (
     AnswerJudge, RealClockOptions, TimeScale, Verdict, budget_skip, choose_scale, scaled_config, scaled_ms,
     scenario_topics, smallest_timer_ms,
@@ -604,11 +605,17 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
     if reason is not None:
         return ScenarioResult(path, scenario, Outcome.SKIP, reason=reason)
     judge: Optional[AnswerJudge] = None
+    probed: list[str] = []
+    steps = scenario.steps
     if scale is not None and clock is not None:
         _prepare(target, scenario, scale.scale, clock.budget_s)
         judge = clock.judge(scenario, config) if clock.judge is not None else None
+        if clock.probes and not isinstance(target, WhiteBoxCoordinator):
+            steps = with_probes(scenario)[0].steps if any(
+                isinstance(s, CheckGroupStep) for s in steps) else steps
+            probed = [f"{step_index(s)} {s.meta.id}" for s in steps
+                      if isinstance(s, REQUEST_STEP_TYPES) and is_probe(s.meta.id)]
     run = _Run(scenario, target, hook, scale.scale if scale is not None else 1.0, judge)
-    steps = scenario.steps
     for i, step in enumerate(steps):
         try:
             run.step(step, steps[i + 1:])
@@ -616,7 +623,10 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
             if twice is not None:
                 raise _StepFailed(twice)
         except _StepFailed as e:
-            failure = Failure(step_index(step), step_op(step), e.message, e.mismatches)
+            probe = isinstance(step, REQUEST_STEP_TYPES) and is_probe(step.meta.id)
+            message = (f"probe {step.meta.id} for check_group (inserted before it): " if probe
+                       and isinstance(step, REQUEST_STEP_TYPES) else "") + e.message
+            failure = Failure(step_index(step), step_op(step), message, e.mismatches)
             return ScenarioResult(path, scenario, Outcome.FAIL, failure=failure)
         except _Skipped as e:
             return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"step {step_index(step)}: {e}")
@@ -626,13 +636,16 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
         failure = Failure(step_index(last), step_op(last), "after the divergences "
                           + "; ".join(run.divergences) + f", the model allows no such run on the real clock: {finding}")
         return ScenarioResult(path, scenario, Outcome.FAIL, failure=failure)
-    judged = ("judged on the real clock (answers the virtual clock does not give, which the model allows "
-              "there): " + " | ".join(run.divergences)) if run.divergences else ""
+    notes = []
+    if probed:
+        notes.append("checked over the wire by probes: " + ", ".join(probed))
+    if run.divergences:
+        notes.append("judged on the real clock (answers the virtual clock does not give, which the model "
+                     "allows there): " + " | ".join(run.divergences))
     if run.unperformed:
-        return ScenarioResult(
-            path, scenario, Outcome.SKIP, reason="checks the target cannot perform: " + ", ".join(run.unperformed)
-            + (f"; {judged}" if judged else ""))
-    return ScenarioResult(path, scenario, Outcome.PASS, reason=judged)
+        return ScenarioResult(path, scenario, Outcome.SKIP, reason="; ".join(
+            ["checks the target cannot perform: " + ", ".join(run.unperformed)] + notes))
+    return ScenarioResult(path, scenario, Outcome.PASS, reason="; ".join(notes))
 
 
 def _prepare(target: Coordinator, scenario: Scenario, scale: float, budget_s: float) -> None:
