@@ -29,7 +29,7 @@ from model.concrete import ModelCoordinator
 from model.coordinator_api import CoordinatorConfig
 
 from conformance.scenario import (
-    CheckGroupStep, Expect, Frozen, GenerationRef, HeartbeatStep, JoinStep, MemberRef, RequestMeta,
+    CheckGroupStep, CheckResponseStep, Expect, Frozen, GenerationRef, HeartbeatStep, JoinStep, MemberRef, RequestMeta,
     Scenario, Step,
 )
 
@@ -79,9 +79,15 @@ def _passes_on_model(scenario: Scenario) -> bool:
 def _members_before(scenario: Scenario, position: int, group: str) -> dict[str, JoinStep]:
     """Bindings of the group's members joined before `position`, each with its last JoinStep."""
     last: dict[str, JoinStep] = {}
+    joins: dict[str, JoinStep] = {}  # request id -> its join
     for s in scenario.steps[:position]:
+        if isinstance(s, CheckResponseStep) and s.bind is not None and s.id in joins:
+            last[s.bind] = joins[s.id]  # bound when its answer is checked
+            continue
         if not isinstance(s, JoinStep) or s.meta.group != group or s.append_error is not None:
             continue
+        if s.meta.id is not None:
+            joins[s.meta.id] = s
         name = s.meta.bind or s.member.binding
         if name is not None:
             last[name] = s
