@@ -579,7 +579,8 @@ def run_scenario(
     """Run one scenario against a fresh target built from its config (on a real-clock target with
     `clock`: at a time scale, topics created, answers judged)."""
     scale = time_scale_for(scenario, clock) if clock is not None else None
-    config = scaled_config(scenario.config, scale.scale) if scale is not None else scenario.config
+    config = _unused_groups_dropped(scenario)
+    config = scaled_config(config, scale.scale) if scale is not None else config
     try:
         target = factory(config)
     except NotImplementedError as e:  # the factory cannot honour this config
@@ -646,6 +647,28 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
         return ScenarioResult(path, scenario, Outcome.SKIP, reason="; ".join(
             ["checks the target cannot perform: " + ", ".join(run.unperformed)] + notes))
     return ScenarioResult(path, scenario, Outcome.PASS, reason="; ".join(notes))
+
+
+def groups_named(scenario: Scenario) -> frozenset[str]:
+    """Every group id a step of the scenario sends to or checks."""
+    out: set[str] = set()
+    for s in scenario.steps:
+        if isinstance(s, REQUEST_STEP_TYPES):
+            out.add(s.meta.group)
+        group = getattr(s, "group", None)
+        if isinstance(group, str):
+            out.add(group)
+        out.update(getattr(s, "groups", ()) or ())
+    return frozenset(out)
+
+
+def _unused_groups_dropped(scenario: Scenario) -> CoordinatorConfig:
+    """The scenario's config without the `not_owned_groups` no step names: they change nothing,
+    and a target that cannot disown a group (a broker) can then run it."""
+    config = scenario.config
+    if not config.not_owned_groups:
+        return config
+    return dataclasses.replace(config, not_owned_groups=config.not_owned_groups & groups_named(scenario))
 
 
 def _prepare(target: Coordinator, scenario: Scenario, scale: float, budget_s: float) -> None:

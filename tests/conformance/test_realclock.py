@@ -194,3 +194,11 @@ def test_the_scenarios_here_pass_on_the_model(steps: list[Any]) -> None:
     from model.concrete import ModelCoordinator
     r = run_scenario("t.json", scenario(steps), lambda config: ModelCoordinator(config))
     assert r.outcome is Outcome.PASS, r.describe()
+
+
+def test_a_not_owned_group_no_step_names_does_not_skip_the_scenario(serve: ServerHandle) -> None:
+    config = {**CONFIG, "not_owned_groups": ["otherGroup"]}  # GroupCoordinatorTest's setup
+    assert run(serve, scenario([*JOIN, SYNC], config), JUDGED).outcome is Outcome.PASS
+    named = scenario([*JOIN, SYNC, {"op": "heartbeat", "group": "otherGroup", "member": "x", "generation": 1}], config)
+    r = run(serve, named, JUDGED)  # negative control: a step sends to it
+    assert r.outcome is Outcome.SKIP and "not_owned_groups" in r.reason, r.describe()
