@@ -143,11 +143,10 @@ def scenario_topics(scenario: Scenario) -> dict[str, int]:
     return out
 
 
-def measure_latency_ms(target: Coordinator, samples: int = 8) -> float:
-    """The slowest of `samples` DescribeGroups round trips (after one to warm the connection up),
-    in ms: what a request costs the target now."""
-    got: list[float] = []
-
+def measure_latency_ms(target: Coordinator, samples: int = 10, warmup: int = 5) -> float:
+    """The second slowest of `samples` DescribeGroups round trips, in ms (one pause forgiven), after
+    `warmup` more (a freshly started JVM answers its first requests slowly): what a request costs
+    the target now."""
     def one() -> float:
         start = time.monotonic()
         seen: list[float] = []
@@ -159,10 +158,10 @@ def measure_latency_ms(target: Coordinator, samples: int = 8) -> float:
         target.handle(DescribeGroupsRequest(("groupspec-latency-probe",)), callback)
         return (seen[0] - start) * 1000.0 if seen else 1000.0
 
-    one()
-    for _ in range(samples):
-        got.append(one())
-    return max(got)
+    for _ in range(warmup):
+        one()
+    got = sorted(one() for _ in range(samples))
+    return got[max(0, len(got) - 2)]
 
 
 # ------------------------------------------------------------------ the judge's interface
