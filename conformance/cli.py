@@ -52,7 +52,7 @@ def run_files(paths: Sequence[str], target: str, *, allow_remote: bool = False, 
         clock: Optional[RealClockOptions] = None
         if real:
             latency = _latency(factory)
-            out.write(f"real clock: request latency {latency:.1f} ms (second slowest of 10 DescribeGroups at the start); "
+            out.write(f"real clock: request cost {latency:.1f} ms (second slowest of 10 DescribeGroups steps at the start); "
                       f"time scale {'auto per scenario' if time_scale is None else f'{time_scale:g}'}; "
                       f"budget {budget_s:g} s of waiting per scenario\n")
             clock = RealClockOptions(time_scale, latency, budget_s, judge)

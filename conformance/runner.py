@@ -38,7 +38,7 @@ from model.messages import (
 from model.vocabulary import GroupState
 
 from model.visible import Actual, actuals_of
-from wire.errors import TimeBudgetExceeded
+from wire.errors import TimeBudgetExceeded, WireError
 
 from conformance.expect import (
     DESCRIBE_MAPPABLE_GROUP_KEYS,
@@ -264,7 +264,7 @@ class _Run:
             assert isinstance(self.target, WhiteBoxCoordinator)
             self.target.set_append_result(append_error)
         try:
-            with _at_version(self.target, request, meta.api_version):
+            with _at_version(self.target, request, meta.api_version), _brief_wait(self, meta.await_later):
                 slot = self.send(meta.index, request)
         finally:
             if append_error is not None:
@@ -443,8 +443,10 @@ class _Run:
         try:
             self._step(step, rest)
         except _StepFailed as e:
-            if self.judge is None or not self.step_numbers:
+            if self.judge is None:
                 raise
+            if not self.step_numbers:  # (no answer to judge: e.g. a member the run never bound)
+                self._cannot_go_on(step, e)
             self._judge(step, e)
         if self.owed_ms and step_index(step) == self.owed_after:
             owed, self.owed_ms = self.owed_ms, 0
@@ -518,6 +520,18 @@ class _Run:
                               f"either: {text}", failure.mismatches)
         raise _StepFailed(f"{failure.message} (not judged on the real clock: {text})", failure.mismatches)
 
+    def _cannot_go_on(self, step: Step, failure: _StepFailed) -> None:
+        """A step that cannot run (a binding missing, a response absent) after answers the judge
+        allowed took the run off the virtual clock's path: SKIP, unless the judge now finds a
+        difference in what the target did so far."""
+        if not self.divergences:
+            raise failure
+        finding = self.final_verdict()
+        if finding is not None:
+            raise _StepFailed(f"{failure.message}; the model allows no such run on the real clock: {finding}")
+        raise _Skipped(f"{failure.message}: the run left the virtual clock's path at answers the judge allowed ("
+                       + " | ".join(self.divergences) + "), and this step needs that path")
+
     def final_verdict(self) -> Optional[str]:
         """After a divergence the expectations no longer hold the answers: the judge's word on
         every answer of the run (a finding text, or None)."""
@@ -547,6 +561,24 @@ def _at_version(target: Coordinator, request: Request, version: Optional[int]) -
         yield
     finally:
         versions[request.api_key] = before
+
+
+@contextlib.contextmanager
+def _brief_wait(run: "_Run", await_later: bool) -> Iterator[None]:
+    """On a real-clock run, a request the scenario expects to park is not waited for (a wire
+    target's `immediate_wait_s`): requests the scenario sends at one moment go out together."""
+    before = getattr(run.target, "immediate_wait_s", None)
+    if not (await_later and run.judge is not None and isinstance(before, float)):
+        yield
+        return
+    setattr(run.target, "immediate_wait_s", min(before, BRIEF_WAIT_S))
+    try:
+        yield
+    finally:
+        setattr(run.target, "immediate_wait_s", before)
+
+
+BRIEF_WAIT_S = 0.02
 
 
 def _target_raised(e: Exception) -> _StepFailed:
@@ -609,7 +641,10 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
     probed: list[str] = []
     steps = scenario.steps
     if scale is not None and clock is not None:
-        _prepare(target, scenario, scale.scale, clock.budget_s)
+        try:
+            _prepare(target, scenario, scale.scale, clock.budget_s)
+        except WireError as e:  # (a broker that cannot make the topics: not a verdict on the scenario)
+            return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"cannot prepare the broker: {e}")
         judge = clock.judge(scenario, config) if clock.judge is not None else None
         if clock.probes and not isinstance(target, WhiteBoxCoordinator):
             steps = with_probes(scenario)[0].steps if any(
@@ -677,6 +712,10 @@ def _prepare(target: Coordinator, scenario: Scenario, scale: float, budget_s: fl
         setattr(target, "time_scale", scale)
     if hasattr(target, "max_real_wait_s"):
         setattr(target, "max_real_wait_s", budget_s + 1.0)  # (budget_skip has checked the advances)
+    if hasattr(target, "align_clock"):
+        # real time follows virtual time * scale from the first request: what requests and parked
+        # waits take is absorbed by the next advance instead of piling up (the judge takes the rest)
+        setattr(target, "align_clock", True)
     topics = scenario_topics(scenario)
     ensure: Optional[Callable[[dict[str, int]], None]] = getattr(target, "ensure_topics", None)
     if topics and ensure is not None:

@@ -16,6 +16,7 @@ judge reads model.table.CLASSIC_TABLE) and a target with no version to judge the
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
@@ -67,6 +68,10 @@ class ScenarioJudge:
             api, _, decoded = wire_request(request, version)  # what the broker decoded
         except EncodeError:
             api, decoded = request.api_key, request
+        if isinstance(request, m.JoinGroupRequest) and isinstance(decoded, m.JoinGroupRequest):
+            # the client id travels in the request header: the wire target sends the join's own
+            # (DescribeGroups shows it per member), not the codec's
+            decoded = dataclasses.replace(decoded, client_id=request.client_id)
         group = _group_of(decoded)
         if isinstance(decoded, m.DeleteGroupsRequest) and len(decoded.group_ids) > 1:
             for g in decoded.group_ids:

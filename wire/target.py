@@ -51,6 +51,7 @@ from wire.transport import (
 _MemberKey = Optional[tuple[str, str]]
 
 # (host, port) -> topic -> partitions: the topics `ensure_topics` has seen a broker commit to
+MIN_PARTITIONS = 8  # partitions of a topic `ensure_topics` creates (at least)
 _TOPICS_READY: dict[tuple[str, int], dict[str, int]] = {}
 
 
@@ -205,7 +206,8 @@ class KafkaTarget:
         missing = {t: n for t, n in topics.items() if ready.get(t, 0) < n}
         if not missing:
             return
-        create_topics(self.host, self.port, missing, timeout_s)
+        # created with room to spare: a later scenario may name a higher partition of the same topic
+        create_topics(self.host, self.port, {t: max(n, MIN_PARTITIONS) for t, n in missing.items()}, timeout_s)
         group = f"groupspec-topics-{uuid.uuid4().hex[:8]}"
         address = find_coordinator(self._bootstrap, group, self.versions[ApiKey.FindCoordinator],
                                    self.request_timeout_s)
@@ -364,12 +366,14 @@ class KafkaTarget:
         return conn
 
     def _rename(self, r: m.Request) -> m.Request:
-        p = self.group_prefix
+        # (the empty group id stays empty: the broker must see the invalid id, INVALID_GROUP_ID)
+        def rename(g: str) -> str:
+            return self.group_prefix + g if g else g
         if isinstance(r, (m.DescribeGroupsRequest, m.DeleteGroupsRequest)):
-            return dataclasses.replace(r, group_ids=tuple(p + g for g in r.group_ids))
+            return dataclasses.replace(r, group_ids=tuple(rename(g) for g in r.group_ids))
         if isinstance(r, m.ListGroupsRequest):
             return r
-        return dataclasses.replace(r, group_id=p + r.group_id)
+        return dataclasses.replace(r, group_id=rename(r.group_id))
 
     def _strip(self, group_id: str) -> str:
         return group_id[len(self.group_prefix):] if group_id.startswith(self.group_prefix) else group_id

@@ -49,7 +49,7 @@ def test_topics_a_scenario_names_are_created(factory: TargetFactory) -> None:
     assert without.outcome is Outcome.FAIL and "UNKNOWN_TOPIC_OR_PARTITION" in without.describe()
     r = run_scenario("t.json", s, factory, clock=CLOCK)
     assert r.outcome is Outcome.PASS, r.describe()
-    assert r.clock == "time scale 1 (auto: smallest timer 3000 ms, request latency 5.0 ms)"  # the initial delay
+    assert r.clock == "time scale 1 (auto: smallest timer 3000 ms, request cost 5.0 ms)"  # the initial delay
 
 
 def test_a_documented_kafka_4_difference_still_fails_on_3_9(factory: TargetFactory) -> None:
