@@ -18,6 +18,7 @@ from typing import Any, Optional
 import pytest
 
 from model.coordinator_api import CoordinatorConfig
+from model.vocabulary import Error
 from server import ServerHandle, start_in_thread
 from wire import kafka_target_factory
 from wire.target import MIN_PARTITIONS
@@ -25,7 +26,7 @@ from wire.target import MIN_PARTITIONS
 from conformance.cli import run_files
 from conformance.parse import parse_text
 from conformance.realclock import (
-    RealClockOptions, budget_skip, choose_scale, scaled_config, scaled_ms, scenario_topics,
+    RealClockOptions, Verdict, budget_skip, choose_scale, scaled_config, scaled_ms, scenario_topics,
 )
 from conformance.runner import Outcome, ScenarioResult, run_scenario
 from conformance.scenario import FORMAT, Scenario
@@ -203,3 +204,46 @@ def test_a_not_owned_group_no_step_names_does_not_skip_the_scenario(serve: Serve
     named = scenario([*JOIN, SYNC, {"op": "heartbeat", "group": "otherGroup", "member": "x", "generation": 1}], config)
     r = run(serve, named, JUDGED)  # negative control: a step sends to it
     assert r.outcome is Outcome.SKIP and "not_owned_groups" in r.reason, r.describe()
+
+
+# ---------------------------------------------------------------- the runner's use of a verdict
+
+
+class ScriptedJudge:
+    """Runner mechanics only (the judge itself is the fuzz judge, above against serve): FINDING
+    for a run that includes request numbers in `differs`, else ALLOWED."""
+
+    def __init__(self, differs: frozenset[int] = frozenset()) -> None:
+        self.differs = differs
+
+    def sent(self, number: int, request: Any, version: int, at_s: float, probe: bool = False) -> None:
+        pass
+
+    def received(self, number: int, response: Any, at_s: float) -> None:
+        pass
+
+    def verdict(self, numbers: Any, now_s: float) -> tuple[Verdict, str]:
+        return (Verdict.FINDING, "scripted finding") if set(numbers) & self.differs else (Verdict.ALLOWED, "")
+
+
+UNRUNNABLE = [{"op": "join", "member": "", "bind": {"member_id": "A"}},
+              {"op": "heartbeat", "member": "$A", "generation": 1, "expect": {"error": "NONE"}},
+              {"op": "join", "id": "k", "member": "x", "await": "later"},
+              {"op": "heartbeat", "member": "$A", "generation": "$gen:k"}]
+
+
+@pytest.mark.parametrize(("heartbeat_error", "differs", "outcome"), [
+    (Error.UNKNOWN_MEMBER_ID, frozenset(), Outcome.SKIP),  # judged divergence, then a step it made unrunnable
+    (Error.NONE, frozenset(), Outcome.FAIL),  # control: no divergence, the unrunnable step is a failure
+    (Error.UNKNOWN_MEMBER_ID, frozenset({2}), Outcome.FAIL),  # control: the judge finds a difference
+])
+def test_a_step_a_judged_divergence_made_unrunnable_is_skipped(
+        heartbeat_error: Error, differs: frozenset[int], outcome: Outcome) -> None:
+    from conformance_fake_target import FakeCoordinator
+    judge = ScriptedJudge(differs)
+    clock = RealClockOptions(scale=1.0, judge=lambda s, c: judge, probes=False)
+    target = FakeCoordinator(CoordinatorConfig(), heartbeat_error)
+    r = run_scenario("t.json", scenario(UNRUNNABLE, config={}), lambda config: target, clock=clock)
+    assert r.outcome is outcome, r.describe()
+    if outcome is Outcome.SKIP:
+        assert "step 3" in r.reason and "judge allowed" in r.reason and "step 1 (heartbeat)" in r.reason
