@@ -83,26 +83,33 @@ class ScenarioJudge:
         self.answers.append((at_s, number, response))
 
     def verdict(self, numbers: Sequence[int], now_s: float) -> tuple[Verdict, str]:
+        """FINDING if some group's judge finds a difference; else UNJUDGED if some request cannot
+        be judged (no one group, or its group no longer followed); else ALLOWED."""
         self._feed(now_s)
         groups: list[str] = []
+        unjudged: list[str] = []
         for n in numbers:
             s = self.sends.get(n)
             if s is None or s.group is None:
-                return Verdict.UNJUDGED, f"request {n} ({s.api.name if s else '?'}) names no one group"
-            if s.group not in groups:
+                unjudged.append(f"request {n} ({s.api.name if s else '?'}) names no one group")
+            elif s.group not in groups:
                 groups.append(s.group)
         answered = {n for _, n, _ in self.answers}
         for g in groups:
             if g in self.unjudged:
-                return Verdict.UNJUDGED, f"group {g!r}: {self.unjudged[g]}"
+                unjudged.append(f"group {g!r}: {self.unjudged[g]}")
+                continue
             judge = self._judge(g)
             finding = judge.finding
             if finding is None and any(n not in answered for n in numbers if self.sends[n].group == g):
                 finding = self._call(g, lambda j: j.silence(self._ms(now_s)))
                 if g in self.unjudged:
-                    return Verdict.UNJUDGED, f"group {g!r}: {self.unjudged[g]}"
+                    unjudged.append(f"group {g!r}: {self.unjudged[g]}")
+                    continue
             if finding is not None:
                 return Verdict.FINDING, describe(finding)
+        if unjudged:
+            return Verdict.UNJUDGED, "; ".join(unjudged)
         return Verdict.ALLOWED, ""
 
     # ---------------------------------------------------------------- internals

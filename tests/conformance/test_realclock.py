@@ -247,3 +247,19 @@ def test_a_step_a_judged_divergence_made_unrunnable_is_skipped(
     assert r.outcome is outcome, r.describe()
     if outcome is Outcome.SKIP:
         assert "step 3" in r.reason and "judge allowed" in r.reason and "step 1 (heartbeat)" in r.reason
+
+
+@pytest.mark.parametrize(("answer", "alone", "with_list_groups"), [
+    (Error.UNKNOWN_MEMBER_ID, Verdict.ALLOWED, Verdict.UNJUDGED),  # what the model answers
+    (Error.NONE, Verdict.FINDING, Verdict.FINDING),  # control: a finding outranks what cannot be judged
+])
+def test_the_scenario_judge_verdicts(answer: Error, alone: Verdict, with_list_groups: Verdict) -> None:
+    from model.messages import HeartbeatRequest, HeartbeatResponse, ListGroupsRequest, ListGroupsResponse
+    from fuzz.scenario_judge import ScenarioJudge
+    judge = ScenarioJudge(CoordinatorConfig())
+    judge.sent(1, ListGroupsRequest(), 4, 100.0)
+    judge.received(1, ListGroupsResponse(Error.NONE, ()), 100.01)
+    judge.sent(2, HeartbeatRequest("g", "x", 1), 4, 100.02)  # to a group that does not exist
+    judge.received(2, HeartbeatResponse(answer), 100.03)
+    assert judge.verdict([2], 100.04)[0] is alone
+    assert judge.verdict([1, 2], 100.04)[0] is with_list_groups
