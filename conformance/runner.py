@@ -712,10 +712,6 @@ def _prepare(target: Coordinator, scenario: Scenario, scale: float, budget_s: fl
         setattr(target, "time_scale", scale)
     if hasattr(target, "max_real_wait_s"):
         setattr(target, "max_real_wait_s", budget_s + 1.0)  # (budget_skip has checked the advances)
-    if hasattr(target, "align_clock"):
-        # real time follows virtual time * scale from the first request: what requests and parked
-        # waits take is absorbed by the next advance instead of piling up (the judge takes the rest)
-        setattr(target, "align_clock", True)
     topics = scenario_topics(scenario)
     ensure: Optional[Callable[[dict[str, int]], None]] = getattr(target, "ensure_topics", None)
     if topics and ensure is not None:
