@@ -1,4 +1,8 @@
-"""`groupspec scenario run FILE... --target T [--json FILE] [--allow-remote] [--profile P]`.
+"""`groupspec scenario run FILE... --target T [--json FILE] [--allow-remote] [--profile P]
+[--time-scale X] [--budget SECONDS]`.
+
+On a real-clock target (a broker) the scenarios run at a time scale, with their topics created
+and their off-clock answers judged by the fuzz judge (docs/realclock.md).
 
 Exit status: 0 nothing failed, 1 some scenario failed, 2 bad input (arguments, scenario files,
 target); on bad input nothing is run and no report is written; 3 a target that could not be
