@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Iterator
 from typing import Any, Optional
 
@@ -263,3 +264,15 @@ def test_the_scenario_judge_verdicts(answer: Error, alone: Verdict, with_list_gr
     judge.received(2, HeartbeatResponse(answer), 100.03)
     assert judge.verdict([2], 100.04)[0] is alone
     assert judge.verdict([1, 2], 100.04)[0] is with_list_groups
+
+
+@pytest.mark.parametrize(("target", "scale", "budget", "says"), [
+    ("model", 2.0, 120.0, "--time-scale 2"),  # the model runs on the virtual clock
+    ("kafka://127.0.0.1:1", 0.5, 120.0, "--time-scale 0.5"),  # below 1: timeouts would lose their order
+    ("kafka://127.0.0.1:1", None, 400.0, "--budget 400"),  # beyond Kafka's new-member timeout
+])
+def test_bad_real_clock_options_are_bad_input(target: str, scale: Optional[float], budget: float, says: str) -> None:
+    from model.errors import BadInput
+    with pytest.raises(BadInput, match=says.replace(".", r"\.")):
+        seeds = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenarios", "seeds.json")
+        run_files([seeds], target, out=io.StringIO(), time_scale=scale, budget_s=budget)
