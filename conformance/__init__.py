@@ -4,6 +4,8 @@
 #   dump.py      records -> JSON, the parser's inverse: the one writer of scenario files
 #   expect.py    the `expect` keys of each op: their value shapes and how each is compared
 #   runner.py    runs one scenario against a fresh target; PASS / FAIL / SKIP results
+#   realclock.py real-clock runs: topics, time scale, budget, the judge's interface (AnswerJudge)
+#   probes.py    wire probes for check_group's generation/leader, kept only where the model says safe
 #   finding.py   a FAIL printed as a ready-to-run scenario file
 #   report.py    the text and JSON reports
 #   targets.py   `model`, `reference`, `kafka://HOST:PORT`, `tansu` -> a target factory

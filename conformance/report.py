@@ -41,6 +41,8 @@ def result_json(r: ScenarioResult) -> dict[str, Any]:
         ]
     if r.reason:
         out["reason"] = r.reason
+    if r.clock:
+        out["clock"] = r.clock
     return out
 
 

@@ -5,11 +5,18 @@ expected and actual values); a step the target cannot perform makes it SKIP (wit
 never PASS. A target that raises, answers twice, or leaves an `immediate` request unanswered fails
 at that step. `StepHook` is called for every step, and again when a parked request is answered
 later, so that traces can be recorded.
+
+On a real-clock target with `RealClockOptions` (conformance/realclock.py): the scenario's topics are
+created first, its timers and advances run at a time scale, a scenario whose advances exceed the
+budget is SKIP with the reason, and an answer that differs from the virtual-clock expectation is
+asked of the judge: it FAILs only when the model allows no such answer on the real clock (a
+divergence the judge allows is noted in the PASS line, and the scenario goes on).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import time
 from collections import Counter
@@ -31,6 +38,7 @@ from model.messages import (
 from model.vocabulary import GroupState
 
 from model.visible import Actual, actuals_of
+from wire.errors import TimeBudgetExceeded, WireError
 
 from conformance.expect import (
     DESCRIBE_MAPPABLE_GROUP_KEYS,
@@ -38,6 +46,11 @@ from conformance.expect import (
     actuals_of_view,
     evaluate,
     group_actuals_from_describe,
+)
+from conformance.probes import is_probe, with_probes
+from conformance.realclock import (
+    AnswerJudge, RealClockOptions, TimeScale, Verdict, budget_skip, choose_scale, scaled_config, scaled_ms,
+    scenario_topics, smallest_timer_ms,
 )
 from conformance.scenario import (
     BACKDOOR_STEPS, REQUEST_STEP_TYPES, WHITE_BOX_STEPS, AdvanceStep, CheckErrorCountsStep,
@@ -80,15 +93,22 @@ class ScenarioResult:
     scenario: Scenario
     outcome: Outcome
     failure: Optional[Failure] = None
-    reason: str = ""  # why it was skipped
+    reason: str = ""  # why it was skipped; for a PASS on a real clock: the divergences judged allowed
+    clock: str = ""  # the time scale a real-clock run used, and why
 
     def describe(self) -> str:
         head = f"{self.outcome.value}  {self.path} :: {self.scenario.name}"
+        if self.clock:
+            head += f" [{self.clock}]"
         if self.failure is not None:
             return f"{head}: {self.failure.describe()}"
         if self.reason:
             return f"{head}: {self.reason}"
         return head
+
+
+class _Skipped(Exception):
+    """The target cannot go on within its budget (requests, connections, real waiting): SKIP."""
 
 
 class _StepFailed(Exception):
@@ -104,6 +124,7 @@ class _Slot:
 
     step: int
     request: Request
+    number: int = 0  # the request's number in this run (the judge's)
     responses: list[Response] = field(default_factory=list)
     arrived: list[float] = field(default_factory=list)  # time.monotonic() of each response
 
@@ -125,10 +146,15 @@ def _needs(scenario: Scenario, target: Coordinator) -> Optional[str]:
 
 
 class _Run:
-    def __init__(self, scenario: Scenario, target: Coordinator, hook: Optional[StepHook]) -> None:
+    def __init__(self, scenario: Scenario, target: Coordinator, hook: Optional[StepHook],
+                 scale: float = 1.0, judge: Optional[AnswerJudge] = None) -> None:
         self.scenario = scenario
         self.target = target
         self.hook = hook
+        self.scale = scale  # a real-clock run's time scale: join timeouts are sent scaled
+        self.judge = judge
+        self.step_numbers: list[int] = []  # the requests the current step sent or refers to
+        self.divergences: list[str] = []  # answers off the virtual clock that the judge allowed
         self.bindings: dict[str, str] = {}
         self.slots: dict[str, _Slot] = {}
         self.all_slots: list[_Slot] = []
@@ -171,8 +197,8 @@ class _Run:
                 member_id=self.member(step.member),
                 protocol_type=step.protocol_type,
                 protocols=step.protocols,
-                session_timeout_ms=step.session_timeout_ms,
-                rebalance_timeout_ms=step.rebalance_timeout_ms,
+                session_timeout_ms=scaled_ms(step.session_timeout_ms, self.scale),
+                rebalance_timeout_ms=scaled_ms(step.rebalance_timeout_ms, self.scale),
                 group_instance_id=step.instance_id,
                 require_known_member_id=step.require_known_member_id,
                 supports_skip_assignment=step.supports_skip_assignment,
@@ -206,19 +232,28 @@ class _Run:
         return DeleteGroupsRequest(step.groups)
 
     def send(self, index: int, request: Request) -> _Slot:
-        slot = _Slot(index, request)
+        slot = _Slot(index, request, len(self.all_slots) + 1)
         self.all_slots.append(slot)
+        self.step_numbers.append(slot.number)
+        judge = self.judge
 
         def callback(response: Response) -> None:
+            at = getattr(self.target, "arrived_at", None)  # read off the socket (a wire target)
             slot.responses.append(response)
-            slot.arrived.append(time.monotonic())
+            slot.arrived.append(at if isinstance(at, float) else time.monotonic())
+            if judge is not None:
+                judge.received(slot.number, response, slot.arrived[-1])
             if self.hook is not None:
                 self.hook(self.scenario, index, request, response)
 
+        sent_at = time.monotonic()
         try:
             self.target.handle(request, callback)
         except Exception as e:  # a target bug, reported as this step's failure
             raise _target_raised(e) from e
+        last = getattr(self.target, "last_sent", None)
+        if judge is not None and isinstance(last, tuple):
+            judge.sent(slot.number, last[0], last[1], sent_at)
         return slot
 
     def request_step(self, step: RequestStep) -> None:
@@ -229,7 +264,7 @@ class _Run:
             assert isinstance(self.target, WhiteBoxCoordinator)
             self.target.set_append_result(append_error)
         try:
-            with _at_version(self.target, request, meta.api_version):
+            with _at_version(self.target, request, meta.api_version), _brief_wait(self, meta.await_later):
                 slot = self.send(meta.index, request)
         finally:
             if append_error is not None:
@@ -267,7 +302,12 @@ class _Run:
         """A target whose timers run on the real clock (a broker): step tolerances apply."""
         return bool(getattr(self.target, "real_clock", False))
 
+    def refer(self, *rids: str) -> None:
+        """The current step checks the answers to requests `rids` (what the judge is asked about)."""
+        self.step_numbers.extend(self.slots[r].number for r in rids if r in self.slots)
+
     def check_response(self, step: CheckResponseStep) -> None:
+        self.refer(step.id)
         slot = self.slots[step.id]
         if step.tolerance_ms and self.real_clock() and not slot.responses:
             wait: Callable[[float, Callable[[], bool]], None] = getattr(self.target, "wait_real")
@@ -320,18 +360,21 @@ class _Run:
         return str(error)
 
     def check_error_counts(self, step: CheckErrorCountsStep) -> None:
+        self.refer(*step.ids)
         got = Counter(self._error_of(r) for r in step.ids)
         want = Counter({e.name: n for e, n in step.counts if n > 0})
         if got != want:
             raise _StepFailed(f"error counts of {list(step.ids)}: expected {dict(want)}, actual {dict(got)}")
 
     def check_same_errors(self, step: CheckSameErrorsStep) -> None:
+        self.refer(*(r for pair in step.pairs for r in pair))
         for a, b in step.pairs:
             ea, eb = self._error_of(a), self._error_of(b)
             if ea != eb:
                 raise _StepFailed(f"expected {a!r} and {b!r} to carry the same error, actual {ea} and {eb}")
 
     def check_one_of(self, step: CheckOneOfStep) -> None:
+        self.refer(*step.ids)
         answers = [(rid, actuals_of(self._response(rid), self._request_group(rid))) for rid in step.ids]
         leaders = [(rid, a) for rid, a in answers if not evaluate(step.op, step.leader_expect, a, self)]
         if len(leaders) != 1:
@@ -394,8 +437,17 @@ class _Run:
 
     def step(self, step: Step, rest: tuple[Step, ...] = ()) -> None:
         """Perform one step; `rest` are the steps after it (an advance looks at the checks that
-        follow it: on a real-clock target, check_group tolerances run them before its end)."""
-        self._step(step, rest)
+        follow it: on a real-clock target, check_group tolerances run them before its end).
+        With a judge, a step that differs from its expectation is judged (`_judge`)."""
+        self.step_numbers = []
+        try:
+            self._step(step, rest)
+        except _StepFailed as e:
+            if self.judge is None:
+                raise
+            if not self.step_numbers:  # (no answer to judge: e.g. a member the run never bound)
+                self._cannot_go_on(step, e)
+            self._judge(step, e)
         if self.owed_ms and step_index(step) == self.owed_after:
             owed, self.owed_ms = self.owed_ms, 0
             self._advance(owed)
@@ -421,6 +473,7 @@ class _Run:
         elif isinstance(step, CheckResponseStep):
             self.check_response(step)
         elif isinstance(step, CheckPendingStep):
+            self.refer(step.id)
             slot = self.slots[step.id]
             late_ok = (step.tolerance_ms and self.real_clock() and slot.arrived
                        and time.monotonic() - slot.arrived[0] <= step.tolerance_ms / 1000.0)
@@ -450,6 +503,43 @@ class _Run:
             except Exception as e:
                 raise _target_raised(e) from e
 
+    def _judge(self, step: Step, failure: _StepFailed) -> None:
+        """The step's answers differ from the virtual clock's: allowed if the judge finds some model
+        state on the real clock that explains them (noted), else this step's failure."""
+        assert self.judge is not None
+        wait = getattr(self.target, "wait_real", None)
+        if wait is not None:
+            wait(0.02, lambda: False)  # deliver what has arrived: the judge sees every answer so far
+        verdict, text = self.judge.verdict(tuple(self.step_numbers), time.monotonic())
+        if verdict is Verdict.ALLOWED:
+            self.divergences.append(f"step {step_index(step)} ({step_op(step)}): {failure.message}"
+                                    + "".join(f"; {m.describe()}" for m in failure.mismatches))
+            return
+        if verdict is Verdict.FINDING:
+            raise _StepFailed(f"{failure.message}; the model allows no such answer on the real clock "
+                              f"either: {text}", failure.mismatches)
+        raise _StepFailed(f"{failure.message} (not judged on the real clock: {text})", failure.mismatches)
+
+    def _cannot_go_on(self, step: Step, failure: _StepFailed) -> None:
+        """A step that cannot run (a binding missing, a response absent) after answers the judge
+        allowed took the run off the virtual clock's path: SKIP, unless the judge now finds a
+        difference in what the target did so far."""
+        if not self.divergences:
+            raise failure
+        finding = self.final_verdict()
+        if finding is not None:
+            raise _StepFailed(f"{failure.message}; the model allows no such run on the real clock: {finding}")
+        raise _Skipped(f"{failure.message}: the run left the virtual clock's path at answers the judge allowed ("
+                       + " | ".join(self.divergences) + "), and this step needs that path")
+
+    def final_verdict(self) -> Optional[str]:
+        """After a divergence the expectations no longer hold the answers: the judge's word on
+        every answer of the run (a finding text, or None)."""
+        if self.judge is None or not self.divergences:
+            return None
+        verdict, text = self.judge.verdict(tuple(s.number for s in self.all_slots), time.monotonic())
+        return text if verdict is Verdict.FINDING else None
+
     def answered_twice(self) -> Optional[str]:
         for slot in self.all_slots:
             if len(slot.responses) > 1:
@@ -473,11 +563,31 @@ def _at_version(target: Coordinator, request: Request, version: Optional[int]) -
         versions[request.api_key] = before
 
 
+@contextlib.contextmanager
+def _brief_wait(run: "_Run", await_later: bool) -> Iterator[None]:
+    """On a real-clock run, a request the scenario expects to park is not waited for (a wire
+    target's `immediate_wait_s`): requests the scenario sends at one moment go out together."""
+    before = getattr(run.target, "immediate_wait_s", None)
+    if not (await_later and run.judge is not None and isinstance(before, float)):
+        yield
+        return
+    setattr(run.target, "immediate_wait_s", min(before, BRIEF_WAIT_S))
+    try:
+        yield
+    finally:
+        setattr(run.target, "immediate_wait_s", before)
+
+
+BRIEF_WAIT_S = 0.02
+
+
 def _target_raised(e: Exception) -> _StepFailed:
     """An exception from the target is this step's failure, except a target that could not be
     reached or did not answer in time: that run is incomplete (exit 3), not a failed scenario."""
     if isinstance(e, Incomplete):
         raise e
+    if isinstance(e, TimeBudgetExceeded):
+        raise _Skipped(f"the target's budget: {e}") from e
     return _StepFailed(f"target raised {type(e).__name__}: {e}")
 
 
@@ -487,31 +597,61 @@ def thaw_json(actual: dict[str, Actual]) -> str:
     return json.dumps(actual, sort_keys=True)
 
 
+def time_scale_for(scenario: Scenario, clock: RealClockOptions) -> TimeScale:
+    """The scale a scenario runs at: the one given, or chosen from its timers and the latency."""
+    if clock.scale is not None:
+        return TimeScale(clock.scale, False, smallest_timer_ms(scenario), clock.latency_ms)
+    return choose_scale(scenario, clock.latency_ms, clock.budget_s)
+
+
 def run_scenario(
-    path: str, scenario: Scenario, factory: TargetFactory, hook: Optional[StepHook] = None
+    path: str, scenario: Scenario, factory: TargetFactory, hook: Optional[StepHook] = None,
+    clock: Optional[RealClockOptions] = None,
 ) -> ScenarioResult:
-    """Run one scenario against a fresh target built from its config."""
+    """Run one scenario against a fresh target built from its config (on a real-clock target with
+    `clock`: at a time scale, topics created, answers judged)."""
+    scale = time_scale_for(scenario, clock) if clock is not None else None
+    config = _unused_groups_dropped(scenario)
+    config = scaled_config(config, scale.scale) if scale is not None else config
     try:
-        target = factory(scenario.config)
+        target = factory(config)
     except NotImplementedError as e:  # the factory cannot honour this config
         return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"target cannot run this config: {e}")
     try:
-        return _run_on(path, scenario, target, hook)
+        result = _run_on(path, scenario, target, hook, config, scale, clock)
+        return dataclasses.replace(result, clock=scale.describe()) if scale is not None else result
     finally:
         close: Optional[Callable[[], None]] = getattr(target, "close", None)
         if close is not None:
             close()
 
 
-def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[StepHook]) -> ScenarioResult:
+def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[StepHook],
+            config: CoordinatorConfig, scale: Optional[TimeScale], clock: Optional[RealClockOptions]
+            ) -> ScenarioResult:
     reason = _needs(scenario, target)
     skip_reason: Optional[Callable[[], Optional[str]]] = getattr(target, "skip_reason", None)
     if reason is None and skip_reason is not None:
         reason = skip_reason()  # a remote broker cannot honour e.g. not_owned_groups
+    if reason is None and scale is not None and clock is not None:
+        reason = budget_skip(scenario, scale.scale, clock.budget_s)
     if reason is not None:
         return ScenarioResult(path, scenario, Outcome.SKIP, reason=reason)
-    run = _Run(scenario, target, hook)
+    judge: Optional[AnswerJudge] = None
+    probed: list[str] = []
     steps = scenario.steps
+    if scale is not None and clock is not None:
+        try:
+            _prepare(target, scenario, scale.scale, clock.budget_s)
+        except WireError as e:  # (a broker that cannot make the topics: not a verdict on the scenario)
+            return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"cannot prepare the broker: {e}")
+        judge = clock.judge(scenario, config) if clock.judge is not None else None
+        if clock.probes and not isinstance(target, WhiteBoxCoordinator):
+            steps = with_probes(scenario)[0].steps if any(
+                isinstance(s, CheckGroupStep) for s in steps) else steps
+            probed = [f"{step_index(s)} {s.meta.id}" for s in steps
+                      if isinstance(s, REQUEST_STEP_TYPES) and is_probe(s.meta.id)]
+    run = _Run(scenario, target, hook, scale.scale if scale is not None else 1.0, judge)
     for i, step in enumerate(steps):
         try:
             run.step(step, steps[i + 1:])
@@ -519,13 +659,63 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
             if twice is not None:
                 raise _StepFailed(twice)
         except _StepFailed as e:
-            failure = Failure(step_index(step), step_op(step), e.message, e.mismatches)
+            probe = isinstance(step, REQUEST_STEP_TYPES) and is_probe(step.meta.id)
+            message = (f"probe {step.meta.id} for check_group (inserted before it): " if probe
+                       and isinstance(step, REQUEST_STEP_TYPES) else "") + e.message
+            failure = Failure(step_index(step), step_op(step), message, e.mismatches)
             return ScenarioResult(path, scenario, Outcome.FAIL, failure=failure)
+        except _Skipped as e:
+            return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"step {step_index(step)}: {e}")
+    finding = run.final_verdict()
+    if finding is not None:
+        last = steps[-1]
+        failure = Failure(step_index(last), step_op(last), "after the divergences "
+                          + "; ".join(run.divergences) + f", the model allows no such run on the real clock: {finding}")
+        return ScenarioResult(path, scenario, Outcome.FAIL, failure=failure)
+    notes = []
+    if probed:
+        notes.append("checked over the wire by probes: " + ", ".join(probed))
+    if run.divergences:
+        notes.append("judged on the real clock (answers the virtual clock does not give, which the model "
+                     "allows there): " + " | ".join(run.divergences))
     if run.unperformed:
-        return ScenarioResult(
-            path, scenario, Outcome.SKIP, reason="checks the target cannot perform: " + ", ".join(run.unperformed)
-        )
-    return ScenarioResult(path, scenario, Outcome.PASS)
+        return ScenarioResult(path, scenario, Outcome.SKIP, reason="; ".join(
+            ["checks the target cannot perform: " + ", ".join(run.unperformed)] + notes))
+    return ScenarioResult(path, scenario, Outcome.PASS, reason="; ".join(notes))
+
+
+def groups_named(scenario: Scenario) -> frozenset[str]:
+    """Every group id a step of the scenario sends to or checks."""
+    out: set[str] = set()
+    for s in scenario.steps:
+        if isinstance(s, REQUEST_STEP_TYPES):
+            out.add(s.meta.group)
+        group = getattr(s, "group", None)
+        if isinstance(group, str):
+            out.add(group)
+        out.update(getattr(s, "groups", ()) or ())
+    return frozenset(out)
+
+
+def _unused_groups_dropped(scenario: Scenario) -> CoordinatorConfig:
+    """The scenario's config without the `not_owned_groups` no step names: they change nothing,
+    and a target that cannot disown a group (a broker) can then run it."""
+    config = scenario.config
+    if not config.not_owned_groups:
+        return config
+    return dataclasses.replace(config, not_owned_groups=config.not_owned_groups & groups_named(scenario))
+
+
+def _prepare(target: Coordinator, scenario: Scenario, scale: float, budget_s: float) -> None:
+    """A real-clock target before the first step: its time scale and budget; the scenario's topics."""
+    if hasattr(target, "time_scale"):
+        setattr(target, "time_scale", scale)
+    if hasattr(target, "max_real_wait_s"):
+        setattr(target, "max_real_wait_s", budget_s + 1.0)  # (budget_skip has checked the advances)
+    topics = scenario_topics(scenario)
+    ensure: Optional[Callable[[dict[str, int]], None]] = getattr(target, "ensure_topics", None)
+    if topics and ensure is not None:
+        ensure(topics)
 
 
 def run_file(file: ScenarioFile, factory: TargetFactory, hook: Optional[StepHook] = None) -> list[ScenarioResult]:

@@ -107,6 +107,11 @@ def resolve_target(spec: str, allow_remote: bool) -> TargetFactory:
     raise TargetError(f"unknown target {spec!r}: expected {TARGET_HELP}")
 
 
+def is_real_clock(spec: str) -> bool:
+    """Whether the target runs its timers on the real clock (a broker), not the scenario's virtual one."""
+    return spec not in ("model", "reference")
+
+
 PROFILES = ("kafka-3.9", "kafka-4")  # --profile for --target model (kafka-3.9 = the default table)
 
 

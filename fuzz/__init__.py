@@ -6,6 +6,7 @@ Layout (lower modules never import higher ones):
 - `client`   asyncio Kafka connections: ApiVersions, FindCoordinator, pipelined requests
 - `allowances` timing allowances and the target profiles that hold them (kafka-3.9, kafka-4, strict)
 - `judge`    the set of model states consistent with what a target did to one group
+- `scenario_judge` the judge behind `groupspec scenario run` on a real-clock target (conformance.realclock.AnswerJudge)
 - `accept`   accepted divergence classes (`--accept` files, docs/fuzz-accept.md), written from reports
 - `engine`   sequences drawn from the model (coverage-guided) and played against a target
 - `shrink`   delta debugging of a diverging sequence, classes, scenario files

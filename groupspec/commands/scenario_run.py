@@ -1,4 +1,8 @@
-"""`groupspec scenario run FILE... --target T [--json FILE] [--allow-remote] [--profile P]`.
+"""`groupspec scenario run FILE... --target T [--json FILE] [--allow-remote] [--profile P]
+[--time-scale X] [--budget SECONDS]`.
+
+On a real-clock target (a broker) the scenarios run at a time scale, with their topics created
+and their off-clock answers judged by the fuzz judge (docs/realclock.md).
 
 Exit status: 0 nothing failed, 1 some scenario failed, 2 bad input (arguments, scenario files,
 target); on bad input nothing is run and no report is written; 3 a target that could not be
@@ -10,7 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from conformance.targets import PROFILES, TARGET_HELP
+from conformance.realclock import DEFAULT_BUDGET_S
+from conformance.targets import PROFILES, TARGET_HELP, is_real_clock
 
 HELP: Final = "run scenario files against a target"
 DESCRIPTION: Final = "Run conformance scenario files against a target."
@@ -23,8 +28,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-remote", action="store_true", help="allow kafka://HOST:PORT targets")
     p.add_argument("--profile", choices=PROFILES, default=None,
                    help="with --target model: the table of this Kafka version (default kafka-3.9)")
+    p.add_argument("--time-scale", type=float, default=None, metavar="X",
+                   help="real-clock targets: multiply every timer and advance by X >= 1 (default: chosen per "
+                        "scenario from its smallest timer and the request latency measured at the start)")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
+                   help=f"real-clock targets: real waiting allowed per scenario; a scenario needing more is "
+                        f"skipped with the reason (default {DEFAULT_BUDGET_S:g})")
 
 
 def run(a: argparse.Namespace) -> int:
     from conformance.cli import run_files
-    return run_files(a.files, a.target, allow_remote=a.allow_remote, profile=a.profile, json_path=a.json_path)
+    from fuzz.scenario_judge import judge_factory
+    judge = judge_factory(a.target) if is_real_clock(a.target) else None
+    return run_files(a.files, a.target, allow_remote=a.allow_remote, profile=a.profile, json_path=a.json_path,
+                     time_scale=a.time_scale, budget_s=a.budget, judge=judge)
