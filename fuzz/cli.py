@@ -27,10 +27,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Final, Iterable, Iterator, Optional
 
+from check.profiles import Urgent
 from model.atomic import write_text_atomic
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
 from model.errors import EXIT_FINDING, EXIT_INTERRUPTED, EXIT_OK, BadInput, BoundaryError, Incomplete
-from model.table import CLASSIC_TABLE
 from server.config import kafka_properties
 from wire.errors import RemoteHostRefused, WireError
 
@@ -38,7 +39,7 @@ from conformance.cli import run_files
 
 from fuzz.accept import AcceptList, load_accept, write_accept_document
 from fuzz.actions import Action, Timing, action_to_json
-from fuzz.allowances import ALLOWANCES, allowances_in_force, profile_for
+from fuzz.allowances import ALLOWANCES, allowances_in_force, judged_table, profile_for
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, Hazards, RunSettings, SequenceResult, run_sequence
 from fuzz.families import families
@@ -82,6 +83,8 @@ class FuzzOptions:
     write_accept: Optional[str] = None  # write this run's classes (and the accepted) as an accept file
     accept_families: bool = False  # --write-accept: one entry per family, not per class
     guided: bool = True  # coverage-guided generation (False: measure what guidance gives)
+    # --table: judge by this table (its name, the table, its urgent events); default the profile's
+    table: Optional[tuple[str, Table, Urgent]] = None
 
 
 @dataclass
@@ -134,6 +137,8 @@ class Fuzzer:
         self.target = options.target
         self.prefix = f"groupspec-fuzz-{uuid.uuid4().hex[:8]}-"
         self.profile = profile_for(options.target)
+        # the table the target is judged by, everywhere: judge, generation, shrinking, scenarios
+        self.table_name, self.table, urgent = options.table or judged_table(options.target)
         self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms,
                              allowances=allowances_in_force(options.target, options.allow))
         self.target_error = ""  # the target failed mid-run (the run is then incomplete)
@@ -142,7 +147,8 @@ class Fuzzer:
             config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
         self.accept: Optional[AcceptList] = load_accept(options.accept) if options.accept else None
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
-                                    budget=Budget(options.max_requests), accept=self.accept)
+                                    budget=Budget(options.max_requests), accept=self.accept,
+                                    table=self.table, urgent=urgent)
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
@@ -152,14 +158,14 @@ class Fuzzer:
         self.covered_by: dict[int, frozenset[str]] = {}
         self.ended_by: dict[int, tuple[list[Action], int]] = {}  # actions consumed, where judging ended
         self.durations: list[float] = []
-        self.row_counts: dict[str, int] = {r.id: 0 for r in CLASSIC_TABLE.rows}  # sequences firing it
+        self.row_counts: dict[str, int] = {r.id: 0 for r in self.table.rows}  # sequences firing it
         self.accepted: dict[str, AcceptedRecord] = {}
         self.inconclusive_reasons: dict[str, int] = {}
 
     async def run(self) -> None:
         await self.broker.start()
         gen = Generator(self.options.seed, self.config, self.timing, self.broker.versions,
-                        commits=self.options.commits)
+                        commits=self.options.commits, table=self.table)
         gen.guided = self.options.guided
         deadline = self.stats.started + self.options.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
@@ -312,7 +318,7 @@ class Fuzzer:
             return
         n = list(self.classes).index(rec.key)
         name = f"fuzz-class-{n + 1:02d}"
-        doc = scenario_document(r, r.finding, self.config, name, self.target)
+        doc = scenario_document(r, r.finding, self.config, name, self.target, table=self.table_name)
         directory = os.path.join(self.options.report, "scenarios")
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, f"{name}.json")
@@ -338,7 +344,7 @@ class Fuzzer:
         el = max(1e-9, time.monotonic() - s.started)
         return (f"groupspec fuzz: {el:.0f} s, {s.requests / el:.1f} requests/s, "
                 f"{s.sequences / el:.1f} sequences/s, {s.running} groups running, "
-                f"{s.sequences} sequences, rows covered {len(s.rows)}/{len(CLASSIC_TABLE.rows)}, "
+                f"{s.sequences} sequences, rows covered {len(s.rows)}/{len(self.table.rows)}, "
                 f"classes {len(self.classes)}, findings {s.findings}, inconclusive {s.inconclusive}, "
                 f"judged requests {s.judged}")
 
@@ -363,14 +369,14 @@ class Fuzzer:
             "tolerance": {"early_ms": self.tol.early_ms, "late_ms": self.tol.late_ms,
                           "response_bound_ms": self.tol.response_bound_ms,
                           "neighbour_ms": self.tol.neighbour_ms, "stale_expiry_ms": self.tol.stale_expiry_ms},
-            "profile": self.profile.name,
+            "profile": self.profile.name, "table": self.table_name,
             "allowances": {a: ALLOWANCES[a] for a in sorted(self.tol.allowances)},
             "judged_requests": s.judged, "target_error": self.target_error,
             "target_settings": self.found.as_json() if self.found is not None else "not read (--no-probe)",
             "interrupted": interrupted, "seconds": round(el, 1), "requests": s.requests,
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
-            "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
+            "rows_covered": sorted(s.rows), "rows_total": len(self.table.rows),
             "inconclusive_groups": s.inconclusive, "inconclusive_reasons": self.inconclusive_reasons,
             "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
@@ -422,7 +428,7 @@ def markdown(doc: dict[str, Any]) -> str:
                   for k, v in doc["target_settings"].items())
                   if isinstance(doc["target_settings"], dict) else str(doc["target_settings"]))
               + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
-              f"- judged with profile `{doc['profile']}`; allowances in force: "
+              f"- judged with profile `{doc['profile']}`, table `{doc.get('table', 'kafka-3.9')}`; allowances in force: "
               + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
               f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; judged requests "
               f"{doc['judged_requests']}; inconclusive groups {doc['inconclusive_groups']} of "
@@ -655,7 +661,7 @@ def summary_line(doc: dict[str, Any]) -> str:
     return (f"groupspec fuzz: {doc['findings']} findings in {len(doc['classes'])} classes, "
             f"{doc['sequences']} sequences, {doc['requests']} requests ({doc['judged_requests']} judged), "
             f"{doc['inconclusive_groups']} inconclusive groups, {doc['errors']} target errors; "
-            f"profile {doc['profile']}, allowances: {allowances}")
+            f"profile {doc['profile']}, table {doc.get('table', 'kafka-3.9')}, allowances: {allowances}")
 
 
 def why_incomplete(doc: dict[str, Any]) -> str:

@@ -21,9 +21,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
+from check.profiles import Urgent
 from model import messages as m
 from model.concrete import ModelCoordinator
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
+from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import ApiKey
 from wire.errors import EncodeError, WireError
 
@@ -121,8 +124,8 @@ class Simulation:
     """The model as the target of an action sequence (virtual time)."""
 
     def __init__(self, group_id: str, config: CoordinatorConfig, timing: Timing,
-                 versions: Versions) -> None:
-        self.model = ModelCoordinator(config)
+                 versions: Versions, table: Table = CLASSIC_TABLE) -> None:
+        self.model = ModelCoordinator(config, table=table)
         self.timing, self.versions = timing, versions
         self.k = Knowledge(group_id)
         self.rows: set[str] = set()
@@ -171,8 +174,10 @@ class Generator:
     """Sequences drawn from the model, steered towards rows the target has not been seen to fire."""
 
     def __init__(self, seed: int, config: CoordinatorConfig, timing: Timing, versions: Versions,
-                 *, commits: bool, candidates: int = 6, min_len: int = 4, max_len: int = 18) -> None:
+                 *, commits: bool, candidates: int = 6, min_len: int = 4, max_len: int = 18,
+                 table: Table = CLASSIC_TABLE) -> None:
         self.seed, self.config, self.timing, self.versions = seed, config, timing, versions
+        self.table = table  # the table the target is judged by: sequences are drawn from it
         self.commits, self.candidates = commits, candidates
         self.min_len, self.max_len = min_len, max_len
         self.settle_fraction = 0.15
@@ -197,7 +202,7 @@ class Generator:
                     a = make()
             return a
 
-        sim = Simulation("g", self.config, self.timing, self.versions)
+        sim = Simulation("g", self.config, self.timing, self.versions, self.table)
         n = 0
         start: list[Action] = []
         # a scripted start most of the time, so deep states are reached in few actions
@@ -320,6 +325,8 @@ class RunSettings:
     barrier_probes: int = 4
     read_grace_s: float = 0.2  # readers' turn before answers are judged missing (`silence`)
     accept: Optional[AcceptList] = None  # accepted divergence classes (--accept)
+    table: Table = CLASSIC_TABLE  # the transition table the target is judged by (its profile's)
+    urgent: Urgent = URGENT
 
 
 class _Sequence:
@@ -327,7 +334,7 @@ class _Sequence:
                  source: Iterable[Action]) -> None:
         self.broker, self.group_id, self.s, self.r = broker, group_id, s, result
         self.source = source
-        self.judge = GroupJudge(group_id, s.config, s.tolerance)
+        self.judge = GroupJudge(group_id, s.config, s.tolerance, table=s.table, urgent=s.urgent)
         if s.accept is not None:
             self.judge.accept = _acceptor(s.accept)
         self.k = Knowledge(group_id)

@@ -14,7 +14,7 @@ from model.errors import BadInput
 
 from fuzz.allowances import ALLOWANCES, PROFILES, allowances_in_force
 from fuzz.cli import FUZZ_CONFIG, FuzzOptions
-from groupspec.options import add_config_option, add_quiet, output_dir, parse_config
+from groupspec.options import add_config_option, add_quiet, load_table_or_profile, output_dir, parse_config
 
 HELP: Final = "fuzz a broker's coordinator with model-drawn request sequences"
 DESCRIPTION: Final = "Model-drawn request sequences against a broker, judged, shrunk, classified."
@@ -59,6 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         + ", ".join(sorted(ALLOWANCES)) + ", or a profile's set ("
                         + ", ".join(sorted(PROFILES)) + "); the target's profile (kafka-3.9, kafka-4, "
                         "else strict) gives its own, and the report lists every one in force")
+    p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="judge by this transition table: a profile (kafka-3.9, kafka-4) or package.module:NAME; "
+                        "default the target's profile's (kafka-4 for --target kafka-4, else kafka-3.9); the "
+                        "generated sequences, the shrinking and the scenarios written follow it")
     p.add_argument("--no-probe", action="store_true",
                    help="do not read the target's group settings first (DescribeConfigs, else probes "
                         "of the session bounds and the initial delay; a --config they contradict exits 2, "
@@ -107,6 +111,7 @@ def run(a: argparse.Namespace) -> int:
         raise BadInput("--minutes, --parallel and --max-requests must be positive")
     output_dir(a.report, "--report", "report.json", create=True)
     allowances_in_force(a.target, a.allow)  # an unknown --allow name: BadInput before anything starts
+    table = (a.table, *load_table_or_profile(a.table, "--table")) if a.table else None
     options = FuzzOptions(target=a.target, minutes=a.minutes, max_requests=a.max_requests, seed=a.seed,
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
@@ -114,6 +119,6 @@ def run(a: argparse.Namespace) -> int:
                           allow=tuple(a.allow), probe=not a.no_probe,
                           config_given=tuple(c.partition("=")[0].strip() for c in a.config),
                           accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance,
-                          accept_families=a.accept_families)
+                          accept_families=a.accept_families, table=table)
     from fuzz.cli import fuzz
     return fuzz(options, config)
