@@ -264,6 +264,8 @@ class GroupJudge:
         if self.finding is not None or self.ended is not None:
             return self.finding
         s = self.sent[number]
+        if isinstance(actual, m.ListGroupsResponse):
+            actual = own_listing(actual, self.group_id)  # other groups are other judges' business
         self.judged += 1
         self.answered_at.setdefault(number, at_ms)
         self._start(at_ms, own=None if s.api in _PARKABLE else at_ms - s.at_ms)
@@ -819,6 +821,8 @@ def _version_view(api: ApiKey, version: int, r: m.Response) -> m.Response:
         return m.LeaveGroupResponse(error, ())
     if isinstance(r, m.OffsetFetchResponse) and version < 2:
         return dataclasses.replace(r, error=Error.NONE)
+    if isinstance(r, m.ListGroupsResponse) and version < 4:  # no GroupState below v4
+        return m.ListGroupsResponse(r.error, tuple(dataclasses.replace(g, state="") for g in r.groups))
     if isinstance(r, m.DescribeGroupsResponse) and version < 4:
         return m.DescribeGroupsResponse(tuple(dataclasses.replace(g, members=tuple(
             dataclasses.replace(x, group_instance_id=None) for x in g.members)) for g in r.groups))
@@ -906,6 +910,7 @@ _OVERLAY: Final[dict[type, dict[str, str]]] = {
     m.OffsetFetchResponse: {"offsets": "partitions"},
     m.DeleteGroupsResponse: {"errors": "results"},
 }
+_LISTED: Final = frozenset({"state", "protocol_type"})  # ListGroups: render key = ListedGroup attribute
 _DESCRIBED: Final = {"state": "state", "protocol_type": "protocol_type", "protocol": "protocol",
                      "members_count": "members"}
 
@@ -927,6 +932,14 @@ def match_accepting(api: ApiKey, version: int, model: m.Response, actual: m.Resp
     if type(model) is not type(actual):
         return []
     maps: Maps = (to_model, to_target)
+    if isinstance(model, m.ListGroupsResponse) and isinstance(actual, m.ListGroupsResponse):
+        # listed both (or neither): the accepted fields of the entry taken as the model has them
+        if len(model.groups) != len(actual.groups) or not fields <= _LISTED:
+            return []
+        actual = m.ListGroupsResponse(actual.error, tuple(
+            dataclasses.replace(a, **{k: getattr(b, k) for k in fields})
+            for a, b in zip(actual.groups, model.groups)))
+        return match(api, version, model, actual, to_model, to_target)
     if isinstance(model, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         if len(model.groups) != len(actual.groups) or not fields <= set(_DESCRIBED):
             return []
@@ -1041,7 +1054,19 @@ def render(api: ApiKey, version: int, r: m.Response,
                 "protocol": g.protocol, "members_count": len(g.members)}
     if isinstance(r, m.DeleteGroupsResponse):
         return {"errors": [e.name for _, e in r.results]}
+    if isinstance(r, m.ListGroupsResponse):  # the judge's own group's entry (`own_listing`)
+        listed = r.groups[0] if r.groups else None
+        out = {"error": r.error.name, "listed": listed is not None}
+        if listed is not None:
+            out.update(state=listed.state, protocol_type=listed.protocol_type)
+        return out
     return {"response": repr(r)}
+
+
+def own_listing(r: m.ListGroupsResponse, group_id: str) -> m.ListGroupsResponse:
+    """A ListGroups answer as one group's judge sees it: the entries of that group only (a
+    target lists every group it has, the other judges' and other clients' too)."""
+    return m.ListGroupsResponse(r.error, tuple(g for g in r.groups if g.group_id == group_id))
 
 
 def shape(expected: list[dict[str, Any]], actual: Union[dict[str, Any], str]) -> str:

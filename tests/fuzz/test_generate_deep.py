@@ -63,7 +63,7 @@ def test_hazards_steer_away_from_actions_that_end_sequences() -> None:
 
     # negative control: with no hazard (a target that matches the model) nothing changes
     assert statics(None) == statics(Hazards())
-    assert statics(h) < 0.6 * statics(None)  # (static joins at the lowest version: not hazarded)
+    assert statics(h) < 0.7 * statics(None)  # (static joins at the lowest version: not hazarded)
 
 
 def test_new_choices_resolve() -> None:
