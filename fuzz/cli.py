@@ -156,7 +156,12 @@ class Fuzzer:
         self.shrink_ids = 0
         self.shrink_stop = float("inf")
         self.covered_by: dict[int, frozenset[str]] = {}
-        self.ended_by: dict[int, tuple[list[Action], int]] = {}  # actions consumed, where judging ended
+        # actions consumed, where judging ended, the model state each action was drawn in
+        self.ended_by: dict[int, tuple[list[Action], int, list[str]]] = {}
+        self.generator: Optional[Generator] = None
+        self.hazards = Hazards()  # what the generation learned (reported)
+        # why each sequence's judging ended: finding, accepted-unexplained, inconclusive, error, complete
+        self.ends: dict[str, int] = {}
         self.durations: list[float] = []
         self.row_counts: dict[str, int] = {r.id: 0 for r in self.table.rows}  # sequences firing it
         self.accepted: dict[str, AcceptedRecord] = {}
@@ -167,6 +172,7 @@ class Fuzzer:
         gen = Generator(self.options.seed, self.config, self.timing, self.broker.versions,
                         commits=self.options.commits, table=self.table)
         gen.guided = self.options.guided
+        self.generator = gen
         deadline = self.stats.started + self.options.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
         extra = self.options.shrink_seconds if self.options.shrink_seconds is not None else max(
@@ -177,7 +183,7 @@ class Fuzzer:
         p = self.options.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
-        hazards, hazards_upto = Hazards(), 0
+        hazards, hazards_upto = self.hazards, 0
         try:
             while time.monotonic() < deadline and self.settings.budget.left > 0:
                 # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
@@ -232,7 +238,8 @@ class Fuzzer:
     def _account(self, r: SequenceResult) -> None:
         self.durations.append(r.seconds)
         self.covered_by[r.index] = r.covered
-        self.ended_by[r.index] = (list(r.actions), r.ended_action)
+        contexts = self.generator.contexts.pop(r.index, []) if self.generator is not None else []
+        self.ended_by[r.index] = (list(r.actions), r.ended_action, contexts)
         self.stats.requests += r.requests
         self.stats.judged += r.judged
         self.stats.sequences += 1
@@ -246,6 +253,9 @@ class Fuzzer:
             rec.continued += a.continued
         self.stats.barriers_tried += r.barriers[0]
         self.stats.barriers_held += r.barriers[1]
+        end = ("error" if r.error else "inconclusive" if r.inconclusive else "finding" if r.finding is not None
+               else "accepted-unexplained" if any(not a.continued for a in r.accepted) else "complete")
+        self.ends[end] = self.ends.get(end, 0) + 1
         if r.inconclusive:
             self.stats.inconclusive += 1
             why = re.sub(r"\d+", "N", r.inconclusive)
@@ -387,6 +397,8 @@ class Fuzzer:
             "replay": _replay_share(self.classes.values()),
             "row_counts": dict(sorted(self.row_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             "sequence_seconds": _percentiles(self.durations),
+            "sequence_ends": dict(sorted(self.ends.items(), key=lambda kv: -kv[1])),
+            "hazards": _hazards_report(self.hazards),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
         }
 
@@ -399,6 +411,15 @@ class Fuzzer:
                         "continued": rec.continued, "ended": rec.count - rec.continued,
                         "expected": list(f.expected), "actual": f.actual})
         return out
+
+
+def _hazards_report(h: Hazards, top: int = 15) -> list[dict[str, Any]]:
+    """The actions (in a model state, `kind@State`) where judging ended most often, as the
+    generation learned them (engine.Hazards), with the chance it keeps drawing each."""
+    keyed = sorted((k for k in h.ended if "@" in k), key=lambda k: (-h.ended[k], k))[:top]
+    return [{"action": k, "sent": h.sent.get(k, 0), "ended": h.ended[k],
+             "kept": round(max(Hazards.FLOOR, 1 - h.ended[k] / max(1, h.sent.get(k, 0)))
+                           if h.sent.get(k, 0) >= Hazards.MIN_SEEN else 1.0, 2)} for k in keyed]
 
 
 def _replay_share(records: Iterable[ClassRecord]) -> dict[str, Any]:
@@ -438,8 +459,10 @@ def markdown(doc: dict[str, Any]) -> str:
               "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
               f"- findings {doc['findings']} in {len(doc['classes'])} classes, "
               f"{len(doc['families'])} families; scenarios replayed as found "
-              f"{doc['replay']['as_found']} of {doc['replay']['checked']}", ""]
-    lines += _accepted_markdown(doc) + _families_markdown(doc)
+              f"{doc['replay']['as_found']} of {doc['replay']['checked']}"]
+    if doc.get("sequence_ends"):
+        lines += ["- sequences' judging ended: " + ", ".join(f"{k} {v}" for k, v in doc["sequence_ends"].items())]
+    lines += [""] + _hazards_markdown(doc) + _accepted_markdown(doc) + _families_markdown(doc)
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",
                   f"- count {c['count']}, first seen at {c['first_seen_s']} s",
@@ -451,6 +474,17 @@ def markdown(doc: dict[str, Any]) -> str:
                   f"{c['shrink_runs']} shrink runs): `{json.dumps(c['steps'])}`",
                   f"- scenario: `{c['scenario']}` ({c['scenario_check']})", ""]
     return "\n".join(lines + _rows_markdown(doc)) + "\n"
+
+
+def _hazards_markdown(doc: dict[str, Any]) -> list[str]:
+    if not doc.get("hazards"):
+        return []
+    lines = ["## Where sequences ended (what generation learned)", "",
+             "Action kinds, in the model state they were drawn in, at which judging ended most often; "
+             "the generator keeps each drawn one with the chance shown (engine.Hazards).", "",
+             "| action @ state | sent | ended | kept |", "|---|---|---|---|"]
+    lines += [f"| `{h['action']}` | {h['sent']} | {h['ended']} | {h['kept']} |" for h in doc["hazards"]]
+    return lines + [""]
 
 
 def _accepted_markdown(doc: dict[str, Any]) -> list[str]:
