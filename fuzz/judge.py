@@ -95,6 +95,8 @@ from fuzz.allowances import GROUP_CLEANUP, LATE_PENDING_EXPIRY, LATE_SESSION_EXP
 NO_RESPONSE: Final = "no-response"
 # requests the model may park: their answer's latency is no measure of the target's speed
 _PARKABLE: Final = frozenset({ApiKey.JoinGroup, ApiKey.SyncGroup})
+# requests that change no state on any coordinator
+_READ_ONLY: Final = frozenset({ApiKey.DescribeGroups, ApiKey.ListGroups, ApiKey.OffsetFetch})
 _OFFSETS_EXPIRE: Final = TimerEvent.OffsetsExpire.value
 _SESSION_EXPIRE: Final = TimerEvent.MemberSessionExpire.value
 
@@ -678,6 +680,10 @@ class GroupJudge:
           unanswered (superseded): the states after the model's answer, and, when the target
           rejected the request, the states before it with the request dropped (a rejection
           changes nothing);
+        - a read-only request (DescribeGroups, ListGroups, OffsetFetch) whose answer no state
+          explains even so (a field the answer cannot take over: a member's assignment in a
+          DescribeGroups): the states after the model's answer, since such a request changes no
+          state on any coordinator;
         - no answer at all, or an answer to a request every hypothesis still holds parked:
           nothing explains it."""
         number = s.number
@@ -706,6 +712,12 @@ class GroupJudge:
                 y.pending = tuple(p for p in h.pending if p.number != number)
                 y.answered = h.answered | {number}
                 out.append(y)
+        if fields and not out and s.api in _READ_ONLY and not isinstance(actual, str):
+            for b, resp in expected:
+                if resp is not None:
+                    y = b.copy()
+                    y.answered = b.answered | {number}
+                    out.append(y)
         for y in out:
             # answered: what the model would have answered no longer tells hypotheses apart (a
             # rejection that changed nothing and the model's own error answer are one state)
@@ -959,6 +971,11 @@ def match_accepting(api: ApiKey, version: int, model: m.Response, actual: m.Resp
     if rest:
         return []  # a field this response cannot take over (e.g. only the member ids differ)
     ids = dict(maps[1])
+    if (isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
+            and model.error not in (Error.NONE, Error.MEMBER_ID_REQUIRED) and actual.member_id == ""):
+        # an error answer hands out no member id: the target's empty one is the model's echo of
+        # the request's (a difference the accepted fields stand for; it changes no state)
+        actual = dataclasses.replace(actual, member_id=maps[1].get(model.member_id, model.member_id))
     if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
         # the ids this very answer pairs: the member's own and its leader's
         ids.setdefault(model.member_id, actual.member_id)
