@@ -83,6 +83,7 @@ class FuzzOptions:
     write_accept: Optional[str] = None  # write this run's classes (and the accepted) as an accept file
     accept_families: bool = False  # --write-accept: one entry per family, not per class
     guided: bool = True  # coverage-guided generation (False: measure what guidance gives)
+    session_ms: int = 600  # the fuzzed clients' usual session timeout (fuzz.actions.Timing)
     # --table: judge by this table (its name, the table, its urgent events); default the profile's
     table: Optional[tuple[str, Table, Urgent]] = None
 
@@ -144,7 +145,7 @@ class Fuzzer:
         self.target_error = ""  # the target failed mid-run (the run is then incomplete)
         self.found: Optional[TargetSettings] = None  # the target's settings, read or probed
         self.timing = Timing.for_config(
-            config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
+            config, base_ms=options.session_ms, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
         self.accept: Optional[AcceptList] = load_accept(options.accept) if options.accept else None
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
                                     budget=Budget(options.max_requests), accept=self.accept,

@@ -490,6 +490,15 @@ class _Sequence:
             rest = sent_at + window - time.monotonic()
             if rest > 0 and not fut.done() and await self._answered_within(fut, rest, sent_at):
                 return
+            # where the model may already have answered it (a timer that may or may not have
+            # fired yet), wait, as a client waits for its answer, until the model must have (the
+            # answer is then due, and waited for below) or it comes: a target that answers late
+            # (Tansu holds joins) is then driven on with what its answer told, not ahead of it
+            limit = time.monotonic() + (self.s.tolerance.late_ms + self.s.tolerance.process_ms) / 1000.0
+            while (self.judging and not fut.done() and time.monotonic() < limit
+                   and self.judge.may_be_parked(n, self.ms()) and self.judge.may_be_answered(n, self.ms())):
+                if await self._answered_within(fut, 0.05, sent_at):
+                    return
             if not self.judging or fut.done() or self.judge.may_be_parked(n, self.ms()):
                 return
         tol = self.s.tolerance

@@ -366,6 +366,14 @@ class GroupJudge:
         return any(number not in b.produced
                    for h in self.hyps for b in self._settle(h, at_ms, everything=True))
 
+    def may_be_answered(self, number: int, at_ms: int) -> bool:
+        """Whether some hypothesis has answered `number` by `at_ms` (a timer that may or may not
+        have fired by now, such as a join phase ending, decides whether the answer is due)."""
+        self._start(at_ms)
+        return any(number in e.produced and e.produced[number][0] is not None
+                   for h in self.hyps for b in self._settle(h, at_ms, everything=True)
+                   for e in self._expand(b, at_ms))
+
     def quiescent(self, at_ms: int) -> bool:
         """No hypothesis has a request to process, an answer still to come or a timer armed."""
         return all(not h.pending and not armed_timers(h.group) and all(

@@ -63,6 +63,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="judge by this transition table: a profile (kafka-3.9, kafka-4) or package.module:NAME; "
                         "default the target's profile's (kafka-4 for --target kafka-4, else kafka-3.9); the "
                         "generated sequences, the shrinking and the scenarios written follow it")
+    p.add_argument("--session-ms", type=int, default=d.session_ms, metavar="MS",
+                   help=f"the usual session timeout of the fuzzed clients (at least the minimum the broker "
+                        f"allows); their rebalance timeouts and waits follow it. Longer suits a target that "
+                        f"holds JoinGroups long (Tansu) (default {d.session_ms})")
     p.add_argument("--no-probe", action="store_true",
                    help="do not read the target's group settings first (DescribeConfigs, else probes "
                         "of the session bounds and the initial delay; a --config they contradict exits 2, "
@@ -107,8 +111,8 @@ def run(a: argparse.Namespace) -> int:
         from fuzz.cli import accept_from_report
         return accept_from_report(a.from_report, a.target, a.write_accept, a.accept_families)
     config = parse_config(a.config, FUZZ_CONFIG)
-    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
-        raise BadInput("--minutes, --parallel and --max-requests must be positive")
+    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1 or a.session_ms < 1:
+        raise BadInput("--minutes, --parallel, --max-requests and --session-ms must be positive")
     output_dir(a.report, "--report", "report.json", create=True)
     allowances_in_force(a.target, a.allow)  # an unknown --allow name: BadInput before anything starts
     table = (a.table, *load_table_or_profile(a.table, "--table")) if a.table else None
@@ -119,6 +123,7 @@ def run(a: argparse.Namespace) -> int:
                           allow=tuple(a.allow), probe=not a.no_probe,
                           config_given=tuple(c.partition("=")[0].strip() for c in a.config),
                           accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance,
-                          accept_families=a.accept_families, table=table)
+                          accept_families=a.accept_families, table=table,
+                          session_ms=a.session_ms)
     from fuzz.cli import fuzz
     return fuzz(options, config)
