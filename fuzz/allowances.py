@@ -10,6 +10,9 @@ every allowance in force.
 
 A profile is chosen by the target: `kafka-3.9` and `kafka-4` (the brokers the fuzzer starts)
 have their own; every other target (`serve`, `tansu`, `kafka://HOST:PORT`) is judged `strict`.
+A profile also names the transition table the target is judged by (`judged_table`: kafka-4's,
+check/profile_kafka4.py, for Kafka 4; kafka-3.9's for every other); `groupspec fuzz --table`
+overrides it, and the judge, the generation, the shrinking and the scenario files all follow it.
 """
 
 from __future__ import annotations

@@ -2,11 +2,15 @@
 
 `Simulation` drives `model.concrete.ModelCoordinator` with a virtual clock; `Generator` draws a
 sequence action by action, trying a few candidates in the simulation and keeping the one that
-fires table rows the target has not yet been seen to fire (coverage-guided). Sequence `i` of a run
-depends only on the seed, `i` and the coverage it was given.
+fires table rows the target has not yet been seen to fire (coverage-guided), weighed by the chance
+that judging goes on past it (`Hazards`: what the target's earlier sequences taught, per action kind
+and model state). Both simulate the table the target is judged by. Sequence `i` of a run depends
+only on the seed, `i`, the coverage and the hazards it was given.
 
 `run_sequence` plays a sequence against a target over the wire, one group, one connection per
-simulated client, and feeds every send and every response to a `GroupJudge`. After the last
+simulated client, and feeds every send and every response to a `GroupJudge`. A request the model
+may already have answered is waited for (as a client waits for its answer) before the next action
+is resolved from what the answers told; one the model keeps parked is not. After the last
 action every known member leaves (judged too), open requests are drained, and the group is
 deleted where the target allows it (not judged).
 """

@@ -69,6 +69,10 @@ latency: missing after that, it is judged "no-response"; the right answer after 
 answered.
 
 A group whose hypothesis set exceeds `max_hypotheses` is declared inconclusive (never a finding).
+
+The table. Hypotheses step through the table the target is judged by (`table`, its profile's:
+kafka-4's for Kafka 4, fuzz/allowances.py `judged_table`; Kafka 3.9's by default). ListGroups lists
+every group of the target: a judge judges its own group's entry (`own_listing`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ kafka-4 table; the reference (`serve`, Kafka 3.9's answer ILLEGAL_GENERATION) is
 from __future__ import annotations
 
 import asyncio
+
+import pytest
 import random
 
 from check.profile_kafka4 import KAFKA4_TABLE
@@ -94,3 +96,14 @@ def test_engine_over_sockets_judges_by_the_settings_table() -> None:
     assert f is not None and f.api == "OffsetCommit" and ROW in f.rows
     doc = scenario_document(r, f, CFG, "k4", "serve", table="kafka-4")  # type: ignore[arg-type]
     assert doc["conventions"]["judged_with_table"] == "kafka-4"
+
+
+def test_bad_table_or_session_is_bad_input_before_the_target(capsys: pytest.CaptureFixture[str]) -> None:
+    from groupspec.cli import main
+    assert main(["fuzz", "--target", "tansu", "--table", "kafka-2"]) == 2
+    assert "--table" in capsys.readouterr().err
+    assert main(["fuzz", "--target", "tansu", "--table", "check.profiles:nothing"]) == 2
+    assert main(["fuzz", "--target", "tansu", "--session-ms", "0"]) == 2
+    # the session the clients use follows --session-ms (the waits and rebalance timeouts with it)
+    t = Timing.for_config(CFG, base_ms=6000)
+    assert t.session_ms[0] == 6000 and t.rebalance_ms[0] == 6333 and Timing.for_config(CFG).session_ms[0] == 600
