@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     d = _DEFAULT
     p.add_argument("--target", required=True,
                    help="tansu (started for the run), serve (groupspec serve in this process), "
-                        "kafka://HOST:PORT, or kafka-3.9")
+                        "kafka://HOST:PORT, or kafka-3.9 / kafka-4 (a Kafka broker started for the run)")
     p.add_argument("--minutes", type=float, default=d.minutes, metavar="M", help=f"how long to fuzz (default {d.minutes:g})")
     p.add_argument("--max-requests", type=int, default=d.max_requests, metavar="N",
                    help=f"stop after this many requests (default {d.max_requests:,})")
