@@ -1,15 +1,17 @@
 """What `groupspec fuzz` runs: model-drawn request sequences against a broker, judged, shrunk,
 classified (groupspec/commands/fuzz.py parses the arguments).
 
-    groupspec fuzz --target tansu|serve|kafka://HOST:PORT|kafka-3.9 [--minutes M]
+    groupspec fuzz --target tansu|serve|kafka://HOST:PORT|kafka-3.9|kafka-4 [--minutes M]
                    [--max-requests N] [--seed S] [--parallel P] [--report DIR] [--bug NAME]
                    [--config KEY=VALUE ...] [--allow-remote] [--no-shrink] [--no-commits]
+                   [--table PROFILE|MODULE:NAME] [--session-ms MS] [--accept FILE] ...
 
 `fuzz` returns 0 if nothing was found, 1 for findings, 130 if interrupted (the report says so); a
 bad target, bug or allowance name raises a BadInput (exit 2); a run that judged too little raises an
 Incomplete (exit 3, never 0): the target was unreachable or errored, nothing could be judged, or
 more than `MAX_INCONCLUSIVE` of the groups were inconclusive. The target is judged with the
-allowances of its profile (fuzz/allowances.py) plus `--allow`; the report names them.
+allowances of its profile (fuzz/allowances.py) plus `--allow`, and by its profile's table (or
+`--table`); the report names them.
 """
 
 from __future__ import annotations
