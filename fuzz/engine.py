@@ -338,27 +338,6 @@ class Latency:
         return min(self.cap_s, max(self.floor_s, 4 * self.ewma_s))
 
 
-class Stalls:
-    """Moments this process's event loop could not run (judging many groups on a loaded machine
-    stalls it), as (start, end) in monotonic seconds: an answer read right after a stall may have
-    come at any moment of it, and a stall of the observer is never the target's lateness."""
-
-    READ_AFTER_S: Final = 0.1  # an answer read this soon after a stall ended was read late by it
-
-    def __init__(self) -> None:
-        self.spans: list[tuple[float, float]] = []
-
-    def note(self, start: float, end: float) -> None:
-        self.spans.append((start, end))
-        if len(self.spans) > 256:
-            del self.spans[:128]
-
-    def earliest(self, read_at: float, sent_at: float) -> float:
-        """The earliest moment an answer read at `read_at` may have come (never before `sent_at`)."""
-        starts = [a for a, b in self.spans if a < read_at and b >= read_at - self.READ_AFTER_S]
-        return max(sent_at, min(starts)) if starts else read_at
-
-
 class Budget:
     """Requests a whole run may still send (`--max-requests`), shared by its groups."""
 
@@ -372,7 +351,6 @@ class RunSettings:
     timing: Timing
     tolerance: Tolerance = Tolerance()
     latency: Latency = field(default_factory=Latency)
-    stalls: Stalls = field(default_factory=Stalls)  # the observer's own stalls (Fuzzer._lag)
     budget: Budget = field(default_factory=Budget)
     request_timeout_s: float = 10.0
     cleanup: bool = True
@@ -478,10 +456,7 @@ class _Sequence:
                 fut.set_result(None)
             actual: Union[m.Response, str] = rec.response if rec.response is not None else (
                 f"connection-error: {rec.error}")
-            # judged as come when it may have come: read late because this process stalled, it
-            # came no later than the stall's start
-            at = self.s.stalls.earliest(rec.at, self.t0 + self.sent_ms.get(n, 0) / 1000.0)
-            self.r.events.append(Event("recv", n, self.ms(at), response=actual,
+            self.r.events.append(Event("recv", n, self.ms(rec.at), response=actual,
                                        action=self.action_index))
             if rec.response is not None:
                 self.k.learn(decoded, rec.response)
@@ -492,7 +467,7 @@ class _Sequence:
                 self.k.answered(decoded)
             if judged and self.judging:
                 try:
-                    self._finish(self.judge.receive(n, self.ms(at), actual))
+                    self._finish(self.judge.receive(n, self.ms(rec.at), actual))
                 except Inconclusive as e:
                     # (raised here, in the connection's reader task, it would end that task:
                     # the group's later answers would go unread and be judged missing)
