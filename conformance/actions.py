@@ -105,6 +105,13 @@ class Delete(_Request):
 
 
 @dataclass(frozen=True, slots=True)
+class ListGroups(_Request):
+    """ListGroups (every group the coordinator has; a driver judges the entry of its own)."""
+
+    states: int = 0  # the states filter (the dialect's `list_states`; v4+, KIP-518)
+
+
+@dataclass(frozen=True, slots=True)
 class Everyone:
     """Every member the client knows does the same valid thing, in member order: 0 = JoinGroup
     (its own id and instance id), 1 = SyncGroup at the current generation, 2 = Heartbeat. This makes
@@ -129,7 +136,7 @@ class Hold:
     ms: int = 0
 
 
-Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Delete, Everyone, Wait, Hold]
+Action = Union[Join, Sync, Heartbeat, Leave, Commit, Fetch, Describe, Delete, ListGroups, Everyone, Wait, Hold]
 
 # ------------------------------------------------------------------------------ what choices mean
 
@@ -213,6 +220,8 @@ class Dialect:
     versions: bool  # speaks wire versions (`ver`), else JoinGroup's behaviour is `known_id`/`skip`
     # what one member does in an Everyone: (the action, whether it leads, its instance id at the start)
     everyone: Callable[[Everyone, bool, Optional[str]], Action]
+    # ListGroups `states`: the states filter of each value (() lists every group)
+    list_states: tuple[tuple[str, ...], ...] = ((),)
 
     def __post_init__(self) -> None:
         """Every choice value the dialect draws, and every default it leaves, has a meaning."""
@@ -234,6 +243,7 @@ class Dialect:
             "inst": self.join_inst if kind is Join else self.leave_inst if kind is Leave else self.inst,
             "inst2": self.leave_inst, "gen": self.gen, "assign": self.assign, "count": self.count,
             "proto": self.protocols if kind in (Join, Everyone) else self.sync_protocol, "what": (0, 1, 2),
+            "states": self.list_states,
         }
         table = tables.get(choice)
         return None if table is None else len(table)
@@ -431,9 +441,15 @@ def _delete(a: Delete, c: Client, member: Optional[str]) -> Resolved:
     return [] if v is None else [(DeleteGroupsRequest((c.group_id,)), v)]
 
 
+def _list(a: ListGroups, c: Client, member: Optional[str]) -> Resolved:
+    states = c.dialect.list_states[a.states]
+    v = c.version(ApiKey.ListGroups, a.ver, 4 if states else 0)  # the filter needs v4+
+    return [] if v is None else [(ListGroupsRequest(states if v >= 4 else ()), v)]
+
+
 _RESOLVE: Final[dict[type, Callable[[Any, Client, Optional[str]], Resolved]]] = {
     Join: _join, Sync: _sync, Heartbeat: _heartbeat, Leave: _leave, Commit: _commit, Fetch: _fetch,
-    Describe: _describe, Delete: _delete,
+    Describe: _describe, Delete: _delete, ListGroups: _list,
 }
 
 
@@ -486,6 +502,6 @@ def rename_members(request: Request, rename: Callable[[str], str]) -> Request:
 
 
 __all__ = ["Action", "Assign", "Client", "Commit", "Count", "Delete", "Describe", "Dialect", "Everyone", "Fetch",
-           "Gen", "Heartbeat", "Hold", "IN_PROCESS", "INSTANCES", "Inst", "Join", "Leave", "Pick", "Sync",
+           "Gen", "Heartbeat", "Hold", "IN_PROCESS", "INSTANCES", "Inst", "Join", "Leave", "ListGroups", "Pick", "Sync",
            "SyncProtocol", "Wait", "generation_of", "group_of", "instance_of", "member_of", "op_of",
            "picks", "rename_members", "resolve"]

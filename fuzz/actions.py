@@ -22,7 +22,7 @@ from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey, Error
 
 from conformance.actions import (Action, Assign, Commit, Count, Delete, Describe, Dialect, Everyone, Fetch, Gen,
-                                 Heartbeat, Hold, Inst, Join, Leave, Pick, Sync, SyncProtocol, Wait, picks)
+                                 Heartbeat, Hold, Inst, Join, Leave, ListGroups, Pick, Sync, SyncProtocol, Wait, picks)
 from conformance.actions import resolve as resolve_action
 
 GHOST: Final = "ghost-member"
@@ -67,7 +67,8 @@ class Timing:
 # 0-1 = its own (dynamic for a new member), 2 = i1, 3 = i2; (others): 0-2 = its own, 3 = another one,
 # LeaveGroup by that instance id alone. `gen`: 0-2 = the last generation, 3 = one less, 4 = one more,
 # 5 = -1 (OffsetCommit only: with member "" a commit without member info). Sync `proto`: 0-2 = the
-# group's protocol (v5+), 3 = a protocol name the group does not use.
+# group's protocol (v5+), 3 = a protocol name the group does not use. ListGroups `states`: no
+# filter, Stable, the other states (v4+; the entry of the client's own group is judged).
 # `assign`: 0-1 = every member of the last join, 2 = none. Leave `count`: 0-1 = one member, 2 = every
 # known member. `ver`: 0 = the highest version, 1 = the lowest, 2 = a random one (KIP-394 below v4).
 # Wait `ms` and Hold `ms` are `Timing`'s.
@@ -81,11 +82,12 @@ FUZZ: Final = Dialect(
         Fetch: {"all": 2, "ver": 3},
         Describe: {"ver": 3},
         Delete: {"ver": 3},
+        ListGroups: {"states": 3, "ver": 3},
         Everyone: {"what": 3},
         Wait: {"ms": 4},
         Hold: {"ms": 4},
     },
-    weights=(8, 4, 3, 3, 2, 1, 2, 1, 6, 3, 5),
+    weights=(8, 4, 3, 3, 2, 1, 2, 1, 1, 6, 3, 5),
     join_who=picks(Pick.NEW, Pick.NEW, Pick.NEW, Pick.LAST, (Pick.KNOWN, 1), (Pick.KNOWN, 2), (Pick.KNOWN, 3),
                    Pick.GHOST),
     who=picks(*[(Pick.KNOWN, i) for i in range(6)], Pick.NEW, Pick.GHOST),
@@ -104,6 +106,8 @@ FUZZ: Final = Dialect(
     # Everyone: JoinGroup with its own id, SyncGroup (the leader assigning to every member of the
     # last join), Heartbeat
     everyone=lambda a, leads, instance: (Join(), Sync(assign=0 if leads else 2), Heartbeat())[a.what],
+    # ListGroups: every group, the Stable ones, the ones not Stable (Kafka's state names, KIP-518)
+    list_states=((), ("Stable",), ("Empty", "PreparingRebalance", "CompletingRebalance")),
 )
 
 
@@ -247,5 +251,5 @@ def hold_heartbeats(k: Knowledge, versions: Versions, rng: random.Random
 
 
 __all__ = ["Action", "Commit", "Delete", "Describe", "Everyone", "FUZZ", "Fetch", "Heartbeat", "Hold", "Join",
-           "Knowledge", "Leave", "PARTITIONS", "PROTOCOLS", "Sync", "Timing", "Versions", "Wait", "action_to_json",
+           "Knowledge", "Leave", "ListGroups", "PARTITIONS", "PROTOCOLS", "Sync", "Timing", "Versions", "Wait", "action_to_json",
            "hold_heartbeats", "random_action", "resolve"]

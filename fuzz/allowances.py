@@ -10,6 +10,9 @@ every allowance in force.
 
 A profile is chosen by the target: `kafka-3.9` and `kafka-4` (the brokers the fuzzer starts)
 have their own; every other target (`serve`, `tansu`, `kafka://HOST:PORT`) is judged `strict`.
+A profile also names the transition table the target is judged by (`judged_table`: kafka-4's,
+check/profile_kafka4.py, for Kafka 4; kafka-3.9's for every other); `groupspec fuzz --table`
+overrides it, and the judge, the generation, the shrinking and the scenario files all follow it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Iterable
 
+from check.profiles import Urgent, profile_table
+from model.dsl import Table
 from model.errors import BadInput
 
 # Kafka 3.9's onExpireHeartbeat runs after the DelayedHeartbeat was force-completed: a request
@@ -44,6 +49,7 @@ class Profile:
     name: str
     allowances: frozenset[str]
     why: str
+    table: str = "kafka-3.9"  # the transition table it is judged by (check.profiles)
 
 
 PROFILES: Final[dict[str, Profile]] = {
@@ -51,7 +57,7 @@ PROFILES: Final[dict[str, Profile]] = {
                          "Kafka 3.9's GroupCoordinator: purgatory races seen on 3.9.2, periodic cleanup"),
     "kafka-4": Profile("kafka-4", frozenset({GROUP_CLEANUP}),
                        "Kafka 4's group coordinator: timers on its event loop (no race seen on 4.4.0), "
-                       "periodic cleanup"),
+                       "periodic cleanup", table="kafka-4"),
     "strict": Profile("strict", frozenset(), "the model's timers, late only by the measured slack"),
 }
 
@@ -81,5 +87,14 @@ def allowances_in_force(target: str, extra: Iterable[str] = ()) -> frozenset[str
     return frozenset(out)
 
 
+def judged_table(target: str) -> tuple[str, Table, Urgent]:
+    """The table a target is judged by, with its name: its profile's (check.profiles: kafka-4's
+    for a Kafka 4 broker, kafka-3.9's for every other target). `groupspec fuzz --table` overrides
+    it (groupspec.options.load_table_or_profile)."""
+    from model.table import URGENT
+    name = profile_for(target).table
+    return name, profile_table(name, "profile"), URGENT
+
+
 __all__ = ["ALLOWANCES", "GROUP_CLEANUP", "LATE_PENDING_EXPIRY", "LATE_SESSION_EXPIRY", "PROFILES",
-           "Profile", "allowances_in_force", "profile_for"]
+           "Profile", "allowances_in_force", "judged_table", "profile_for"]

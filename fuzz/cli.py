@@ -1,15 +1,17 @@
 """What `groupspec fuzz` runs: model-drawn request sequences against a broker, judged, shrunk,
 classified (groupspec/commands/fuzz.py parses the arguments).
 
-    groupspec fuzz --target tansu|serve|kafka://HOST:PORT|kafka-3.9 [--minutes M]
+    groupspec fuzz --target tansu|serve|kafka://HOST:PORT|kafka-3.9|kafka-4 [--minutes M]
                    [--max-requests N] [--seed S] [--parallel P] [--report DIR] [--bug NAME]
                    [--config KEY=VALUE ...] [--allow-remote] [--no-shrink] [--no-commits]
+                   [--table PROFILE|MODULE:NAME] [--session-ms MS] [--accept FILE] ...
 
 `fuzz` returns 0 if nothing was found, 1 for findings, 130 if interrupted (the report says so); a
 bad target, bug or allowance name raises a BadInput (exit 2); a run that judged too little raises an
 Incomplete (exit 3, never 0): the target was unreachable or errored, nothing could be judged, or
 more than `MAX_INCONCLUSIVE` of the groups were inconclusive. The target is judged with the
-allowances of its profile (fuzz/allowances.py) plus `--allow`; the report names them.
+allowances of its profile (fuzz/allowances.py) plus `--allow`, and by its profile's table (or
+`--table`); the report names them.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Final, Iterable, Iterator, Optional
 
+from check.profiles import Urgent
 from model.atomic import write_text_atomic
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
 from model.errors import EXIT_FINDING, EXIT_INTERRUPTED, EXIT_OK, BadInput, BoundaryError, Incomplete
-from model.table import CLASSIC_TABLE
 from server.config import kafka_properties
 from wire.errors import RemoteHostRefused, WireError
 
@@ -38,7 +41,7 @@ from conformance.cli import run_files
 
 from fuzz.accept import AcceptList, load_accept, write_accept_document
 from fuzz.actions import Action, Timing, action_to_json
-from fuzz.allowances import ALLOWANCES, allowances_in_force, profile_for
+from fuzz.allowances import ALLOWANCES, allowances_in_force, judged_table, profile_for
 from fuzz.client import Broker
 from fuzz.engine import Budget, Generator, Hazards, RunSettings, SequenceResult, run_sequence
 from fuzz.families import families
@@ -82,6 +85,9 @@ class FuzzOptions:
     write_accept: Optional[str] = None  # write this run's classes (and the accepted) as an accept file
     accept_families: bool = False  # --write-accept: one entry per family, not per class
     guided: bool = True  # coverage-guided generation (False: measure what guidance gives)
+    session_ms: int = 600  # the fuzzed clients' usual session timeout (fuzz.actions.Timing)
+    # --table: judge by this table (its name, the table, its urgent events); default the profile's
+    table: Optional[tuple[str, Table, Urgent]] = None
 
 
 @dataclass
@@ -134,15 +140,18 @@ class Fuzzer:
         self.target = options.target
         self.prefix = f"groupspec-fuzz-{uuid.uuid4().hex[:8]}-"
         self.profile = profile_for(options.target)
+        # the table the target is judged by, everywhere: judge, generation, shrinking, scenarios
+        self.table_name, self.table, urgent = options.table or judged_table(options.target)
         self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms,
                              allowances=allowances_in_force(options.target, options.allow))
         self.target_error = ""  # the target failed mid-run (the run is then incomplete)
         self.found: Optional[TargetSettings] = None  # the target's settings, read or probed
         self.timing = Timing.for_config(
-            config, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
+            config, base_ms=options.session_ms, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
         self.accept: Optional[AcceptList] = load_accept(options.accept) if options.accept else None
         self.settings = RunSettings(config, self.timing, self.tol, seed=str(options.seed),
-                                    budget=Budget(options.max_requests), accept=self.accept)
+                                    budget=Budget(options.max_requests), accept=self.accept,
+                                    table=self.table, urgent=urgent)
         self.stats = Stats(time.monotonic())
         self.classes: dict[str, ClassRecord] = {}
         self.shrinks: list[asyncio.Task[None]] = []
@@ -150,17 +159,23 @@ class Fuzzer:
         self.shrink_ids = 0
         self.shrink_stop = float("inf")
         self.covered_by: dict[int, frozenset[str]] = {}
-        self.ended_by: dict[int, tuple[list[Action], int]] = {}  # actions consumed, where judging ended
+        # actions consumed, where judging ended, the model state each action was drawn in
+        self.ended_by: dict[int, tuple[list[Action], int, list[str]]] = {}
+        self.generator: Optional[Generator] = None
+        self.hazards = Hazards()  # what the generation learned (reported)
+        # why each sequence's judging ended: finding, accepted-unexplained, inconclusive, error, complete
+        self.ends: dict[str, int] = {}
         self.durations: list[float] = []
-        self.row_counts: dict[str, int] = {r.id: 0 for r in CLASSIC_TABLE.rows}  # sequences firing it
+        self.row_counts: dict[str, int] = {r.id: 0 for r in self.table.rows}  # sequences firing it
         self.accepted: dict[str, AcceptedRecord] = {}
         self.inconclusive_reasons: dict[str, int] = {}
 
     async def run(self) -> None:
         await self.broker.start()
         gen = Generator(self.options.seed, self.config, self.timing, self.broker.versions,
-                        commits=self.options.commits)
+                        commits=self.options.commits, table=self.table)
         gen.guided = self.options.guided
+        self.generator = gen
         deadline = self.stats.started + self.options.minutes * 60
         # shrinking may run on for a tenth of the run (at least 30 s) after the fuzzing ends
         extra = self.options.shrink_seconds if self.options.shrink_seconds is not None else max(
@@ -171,7 +186,7 @@ class Fuzzer:
         p = self.options.parallel
         running: dict[int, asyncio.Task[None]] = {}
         index = 0
-        hazards, hazards_upto = Hazards(), 0
+        hazards, hazards_upto = self.hazards, 0
         try:
             while time.monotonic() < deadline and self.settings.budget.left > 0:
                 # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
@@ -226,7 +241,8 @@ class Fuzzer:
     def _account(self, r: SequenceResult) -> None:
         self.durations.append(r.seconds)
         self.covered_by[r.index] = r.covered
-        self.ended_by[r.index] = (list(r.actions), r.ended_action)
+        contexts = self.generator.contexts.pop(r.index, []) if self.generator is not None else []
+        self.ended_by[r.index] = (list(r.actions), r.ended_action, contexts)
         self.stats.requests += r.requests
         self.stats.judged += r.judged
         self.stats.sequences += 1
@@ -240,6 +256,9 @@ class Fuzzer:
             rec.continued += a.continued
         self.stats.barriers_tried += r.barriers[0]
         self.stats.barriers_held += r.barriers[1]
+        end = ("error" if r.error else "inconclusive" if r.inconclusive else "finding" if r.finding is not None
+               else "accepted-unexplained" if any(not a.continued for a in r.accepted) else "complete")
+        self.ends[end] = self.ends.get(end, 0) + 1
         if r.inconclusive:
             self.stats.inconclusive += 1
             why = re.sub(r"\d+", "N", r.inconclusive)
@@ -312,7 +331,7 @@ class Fuzzer:
             return
         n = list(self.classes).index(rec.key)
         name = f"fuzz-class-{n + 1:02d}"
-        doc = scenario_document(r, r.finding, self.config, name, self.target)
+        doc = scenario_document(r, r.finding, self.config, name, self.target, table=self.table_name)
         directory = os.path.join(self.options.report, "scenarios")
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, f"{name}.json")
@@ -338,7 +357,7 @@ class Fuzzer:
         el = max(1e-9, time.monotonic() - s.started)
         return (f"groupspec fuzz: {el:.0f} s, {s.requests / el:.1f} requests/s, "
                 f"{s.sequences / el:.1f} sequences/s, {s.running} groups running, "
-                f"{s.sequences} sequences, rows covered {len(s.rows)}/{len(CLASSIC_TABLE.rows)}, "
+                f"{s.sequences} sequences, rows covered {len(s.rows)}/{len(self.table.rows)}, "
                 f"classes {len(self.classes)}, findings {s.findings}, inconclusive {s.inconclusive}, "
                 f"judged requests {s.judged}")
 
@@ -363,14 +382,14 @@ class Fuzzer:
             "tolerance": {"early_ms": self.tol.early_ms, "late_ms": self.tol.late_ms,
                           "response_bound_ms": self.tol.response_bound_ms,
                           "neighbour_ms": self.tol.neighbour_ms, "stale_expiry_ms": self.tol.stale_expiry_ms},
-            "profile": self.profile.name,
+            "profile": self.profile.name, "table": self.table_name,
             "allowances": {a: ALLOWANCES[a] for a in sorted(self.tol.allowances)},
             "judged_requests": s.judged, "target_error": self.target_error,
             "target_settings": self.found.as_json() if self.found is not None else "not read (--no-probe)",
             "interrupted": interrupted, "seconds": round(el, 1), "requests": s.requests,
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
-            "rows_covered": sorted(s.rows), "rows_total": len(CLASSIC_TABLE.rows),
+            "rows_covered": sorted(s.rows), "rows_total": len(self.table.rows),
             "inconclusive_groups": s.inconclusive, "inconclusive_reasons": self.inconclusive_reasons,
             "errors": s.errors, "last_error": s.last_error,
             "read_barriers": {"tried": s.barriers_tried, "held": s.barriers_held},
@@ -381,6 +400,8 @@ class Fuzzer:
             "replay": _replay_share(self.classes.values()),
             "row_counts": dict(sorted(self.row_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             "sequence_seconds": _percentiles(self.durations),
+            "sequence_ends": dict(sorted(self.ends.items(), key=lambda kv: -kv[1])),
+            "hazards": _hazards_report(self.hazards),
             "api_versions": {k.name: list(v) for k, v in self.broker.versions.items()},
         }
 
@@ -393,6 +414,15 @@ class Fuzzer:
                         "continued": rec.continued, "ended": rec.count - rec.continued,
                         "expected": list(f.expected), "actual": f.actual})
         return out
+
+
+def _hazards_report(h: Hazards, top: int = 15) -> list[dict[str, Any]]:
+    """The actions (in a model state, `kind@State`) where judging ended most often, as the
+    generation learned them (engine.Hazards), with the chance it keeps drawing each."""
+    keyed = sorted((k for k in h.ended if "@" in k), key=lambda k: (-h.ended[k], k))[:top]
+    return [{"action": k, "sent": h.sent.get(k, 0), "ended": h.ended[k],
+             "kept": round(max(Hazards.FLOOR, 1 - h.ended[k] / max(1, h.sent.get(k, 0)))
+                           if h.sent.get(k, 0) >= Hazards.MIN_SEEN else 1.0, 2)} for k in keyed]
 
 
 def _replay_share(records: Iterable[ClassRecord]) -> dict[str, Any]:
@@ -422,7 +452,7 @@ def markdown(doc: dict[str, Any]) -> str:
                   for k, v in doc["target_settings"].items())
                   if isinstance(doc["target_settings"], dict) else str(doc["target_settings"]))
               + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
-              f"- judged with profile `{doc['profile']}`; allowances in force: "
+              f"- judged with profile `{doc['profile']}`, table `{doc.get('table', 'kafka-3.9')}`; allowances in force: "
               + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
               f"- rows covered {len(doc['rows_covered'])}/{doc['rows_total']}; judged requests "
               f"{doc['judged_requests']}; inconclusive groups {doc['inconclusive_groups']} of "
@@ -432,8 +462,10 @@ def markdown(doc: dict[str, Any]) -> str:
               "(the others: the parked request's effect was invisible to DescribeGroups or came late)",
               f"- findings {doc['findings']} in {len(doc['classes'])} classes, "
               f"{len(doc['families'])} families; scenarios replayed as found "
-              f"{doc['replay']['as_found']} of {doc['replay']['checked']}", ""]
-    lines += _accepted_markdown(doc) + _families_markdown(doc)
+              f"{doc['replay']['as_found']} of {doc['replay']['checked']}"]
+    if doc.get("sequence_ends"):
+        lines += ["- sequences' judging ended: " + ", ".join(f"{k} {v}" for k, v in doc["sequence_ends"].items())]
+    lines += [""] + _hazards_markdown(doc) + _accepted_markdown(doc) + _families_markdown(doc)
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",
                   f"- count {c['count']}, first seen at {c['first_seen_s']} s",
@@ -445,6 +477,17 @@ def markdown(doc: dict[str, Any]) -> str:
                   f"{c['shrink_runs']} shrink runs): `{json.dumps(c['steps'])}`",
                   f"- scenario: `{c['scenario']}` ({c['scenario_check']})", ""]
     return "\n".join(lines + _rows_markdown(doc)) + "\n"
+
+
+def _hazards_markdown(doc: dict[str, Any]) -> list[str]:
+    if not doc.get("hazards"):
+        return []
+    lines = ["## Where sequences ended (what generation learned)", "",
+             "Action kinds, in the model state they were drawn in, at which judging ended most often; "
+             "the generator keeps each drawn one with the chance shown (engine.Hazards).", "",
+             "| action @ state | sent | ended | kept |", "|---|---|---|---|"]
+    lines += [f"| `{h['action']}` | {h['sent']} | {h['ended']} | {h['kept']} |" for h in doc["hazards"]]
+    return lines + [""]
 
 
 def _accepted_markdown(doc: dict[str, Any]) -> list[str]:
@@ -655,7 +698,7 @@ def summary_line(doc: dict[str, Any]) -> str:
     return (f"groupspec fuzz: {doc['findings']} findings in {len(doc['classes'])} classes, "
             f"{doc['sequences']} sequences, {doc['requests']} requests ({doc['judged_requests']} judged), "
             f"{doc['inconclusive_groups']} inconclusive groups, {doc['errors']} target errors; "
-            f"profile {doc['profile']}, allowances: {allowances}")
+            f"profile {doc['profile']}, table {doc.get('table', 'kafka-3.9')}, allowances: {allowances}")
 
 
 def why_incomplete(doc: dict[str, Any]) -> str:

@@ -2,11 +2,15 @@
 
 `Simulation` drives `model.concrete.ModelCoordinator` with a virtual clock; `Generator` draws a
 sequence action by action, trying a few candidates in the simulation and keeping the one that
-fires table rows the target has not yet been seen to fire (coverage-guided). Sequence `i` of a run
-depends only on the seed, `i` and the coverage it was given.
+fires table rows the target has not yet been seen to fire (coverage-guided), weighed by the chance
+that judging goes on past it (`Hazards`: what the target's earlier sequences taught, per action kind
+and model state). Both simulate the table the target is judged by. Sequence `i` of a run depends
+only on the seed, `i`, the coverage and the hazards it was given.
 
 `run_sequence` plays a sequence against a target over the wire, one group, one connection per
-simulated client, and feeds every send and every response to a `GroupJudge`. After the last
+simulated client, and feeds every send and every response to a `GroupJudge`. A request the model
+may already have answered is waited for (as a client waits for its answer) before the next action
+is resolved from what the answers told; one the model keeps parked is not. After the last
 action every known member leaves (judged too), open requests are drained, and the group is
 deleted where the target allows it (not judged).
 """
@@ -19,11 +23,14 @@ import itertools
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional, Union
+from typing import Any, Callable, Final, Iterable, Iterator, Optional, Sequence, Union
 
+from check.profiles import Urgent
 from model import messages as m
 from model.concrete import ModelCoordinator
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
+from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import ApiKey
 from wire.errors import EncodeError, WireError
 
@@ -68,11 +75,18 @@ def signature(a: Action) -> str:
 
 class Hazards:
     """How often each kind of action (`signature`) was where the target's sequences stopped being
-    judged (a finding, an accepted answer no model state explains, an inconclusive group): against
-    a target with known differences (Tansu's static members, its KIP-394 round trip at every
-    JoinGroup version) those actions end most sequences they occur in, and every row behind them
-    stays unreached. The generator draws such actions less often (never below a quarter), so that
-    sequences go deeper; against a target that matches the model nothing ends and nothing changes."""
+    judged (a finding, an accepted answer no model state explains, an inconclusive group), overall
+    and in each state the model's group was in when the action was drawn (`context`): against a
+    target with known differences (Tansu's static members, its KIP-394 round trip at every
+    JoinGroup version) some actions end most sequences they occur in, often only in some states (a
+    static member joining a missing group), and every row behind them stays unreached. The
+    generator draws such actions less often, in proportion to the share of their occurrences that
+    did not end the sequence (never below `FLOOR`, so that a difference the judge learns to
+    explain is still seen), and prefers, among candidates firing as much, the one least likely to
+    end the sequence. Against a target that matches the model nothing ends and nothing changes."""
+
+    FLOOR: Final = 0.05
+    MIN_SEEN: Final = 20  # occurrences before a share is trusted
 
     def __init__(self) -> None:
         self.sent: dict[str, int] = {}
@@ -83,23 +97,33 @@ class Hazards:
         h.sent, h.ended = dict(self.sent), dict(self.ended)
         return h
 
-    def observe(self, actions: list[Action], ended_action: int) -> None:
-        """One judged sequence: its actions and the one at which judging ended (-1: none)."""
-        last = ended_action if 0 <= ended_action < len(actions) else len(actions) - 1
-        for a in actions[:last + 1]:
-            self.sent[signature(a)] = self.sent.get(signature(a), 0) + 1
-        if 0 <= ended_action < len(actions):
-            k = signature(actions[ended_action])
-            self.ended[k] = self.ended.get(k, 0) + 1
-
-    def keep(self, a: Action) -> float:
-        """The chance that a drawn `a` is kept: 1 minus (most of) the share of its occurrences
-        that ended a sequence, once it has been seen enough to tell."""
+    @staticmethod
+    def _keys(a: Action, context: Optional[str]) -> tuple[str, ...]:
         k = signature(a)
-        n = self.sent.get(k, 0)
-        if n < 20:
-            return 1.0
-        return max(0.25, 1.0 - self.ended.get(k, 0) / n)
+        return (k,) if context is None else (k, f"{k}@{context}")
+
+    def observe(self, actions: list[Action], ended_action: int,
+                contexts: Optional[Sequence[str]] = None) -> None:
+        """One judged sequence: its actions, the one at which judging ended (-1: none), and the
+        model state each was drawn in (`contexts`, as far as known)."""
+        ctx = list(contexts or ())
+        last = ended_action if 0 <= ended_action < len(actions) else len(actions) - 1
+        for i, a in enumerate(actions[:last + 1]):
+            for k in self._keys(a, ctx[i] if i < len(ctx) else None):
+                self.sent[k] = self.sent.get(k, 0) + 1
+        if 0 <= ended_action < len(actions):
+            for k in self._keys(actions[ended_action], ctx[ended_action] if ended_action < len(ctx) else None):
+                self.ended[k] = self.ended.get(k, 0) + 1
+
+    def keep(self, a: Action, context: Optional[str] = None) -> float:
+        """The chance that a drawn `a` is kept: the share of its occurrences (in `context` where
+        that was seen often enough, else in any state) that did not end a sequence, once it has
+        been seen enough to tell."""
+        for k in reversed(self._keys(a, context)):
+            n = self.sent.get(k, 0)
+            if n >= self.MIN_SEEN:
+                return max(self.FLOOR, 1.0 - self.ended.get(k, 0) / n)
+        return 1.0
 
 
 def follow_up(rng: random.Random, commits: bool) -> Action:
@@ -121,8 +145,8 @@ class Simulation:
     """The model as the target of an action sequence (virtual time)."""
 
     def __init__(self, group_id: str, config: CoordinatorConfig, timing: Timing,
-                 versions: Versions) -> None:
-        self.model = ModelCoordinator(config)
+                 versions: Versions, table: Table = CLASSIC_TABLE) -> None:
+        self.model = ModelCoordinator(config, table=table)
         self.timing, self.versions = timing, versions
         self.k = Knowledge(group_id)
         self.rows: set[str] = set()
@@ -152,6 +176,10 @@ class Simulation:
         self.model.handle(decoded, learn)
         self.model.advance(2)  # real requests take time: zero-delay timers fire between them
 
+    def state(self) -> str:
+        """The model's group state (`Missing` when there is none): an action's context."""
+        return self.model.group(self.k.group_id).state.value
+
     def snapshot(self) -> tuple[object, ...]:
         k = self.k
         return (self.model.snapshot(), set(self.rows), list(k.ids), dict(k.instance_of),
@@ -171,12 +199,17 @@ class Generator:
     """Sequences drawn from the model, steered towards rows the target has not been seen to fire."""
 
     def __init__(self, seed: int, config: CoordinatorConfig, timing: Timing, versions: Versions,
-                 *, commits: bool, candidates: int = 6, min_len: int = 4, max_len: int = 18) -> None:
+                 *, commits: bool, candidates: int = 6, min_len: int = 4, max_len: int = 18,
+                 table: Table = CLASSIC_TABLE) -> None:
         self.seed, self.config, self.timing, self.versions = seed, config, timing, versions
+        self.table = table  # the table the target is judged by: sequences are drawn from it
         self.commits, self.candidates = commits, candidates
         self.min_len, self.max_len = min_len, max_len
         self.settle_fraction = 0.15
         self.guided = True  # False: each action is the first candidate drawn (measuring guidance)
+        # sequence index -> the model's group state each action was drawn in (for `Hazards`;
+        # the caller pops it when the sequence is over)
+        self.contexts: dict[int, list[str]] = {}
 
     def sequence(self, index: int, covered: frozenset[str],
                  hazards: Optional[Hazards] = None) -> list[Action]:
@@ -189,15 +222,16 @@ class Generator:
         fire) and `hazards` (actions where its sequences ended) are what earlier sequences
         showed; the sequence is a function of the seed, `index` and these."""
         rng = random.Random(self.seed * 1_000_003 + index)
+        sim = Simulation("g", self.config, self.timing, self.versions, self.table)
+        contexts = self.contexts.setdefault(index, [])
 
         def draw(make: Callable[[], Action]) -> Action:
             a = make()
             if hazards is not None:
-                while (keep := hazards.keep(a)) < 1.0 and rng.random() > keep:
+                while (keep := hazards.keep(a, sim.state())) < 1.0 and rng.random() > keep:
                     a = make()
             return a
 
-        sim = Simulation("g", self.config, self.timing, self.versions)
         n = 0
         start: list[Action] = []
         # a scripted start most of the time, so deep states are reached in few actions
@@ -207,13 +241,14 @@ class Generator:
                 start += [draw(lambda: Join(inst=rng.choice((0, 0, 2, 3)))), Join(who=3)]
             start += [Everyone(what=0), Everyone(what=1)]
             for a in start:
+                contexts.append(sim.state())
                 sim.do(a, action_rng(str(self.seed), n))
                 n += 1
                 yield a
         length = rng.randint(self.min_len, self.max_len)
         while n < length + (len(start) if started else 0):
             best: list[Action] = []
-            best_score = -1
+            best_key: tuple[float, float, int] = (-1.0, 0.0, 0)
             for c in range(self.candidates if self.guided else 1):
                 # a candidate is one action or, with guidance, sometimes two: many rows need a
                 # set-up step that fires nothing new by itself (a member made pending by a
@@ -224,7 +259,10 @@ class Generator:
                     move.append(draw(lambda: follow_up(rng, self.commits)))
                 snap = sim.snapshot()
                 before = set(sim.rows)
+                survive = 1.0  # the chance, as far as the hazards tell, that judging goes on past it
                 for j, a in enumerate(move):
+                    if hazards is not None:
+                        survive *= hazards.keep(a, sim.state())
                     sim.do(a, action_rng(str(self.seed), n + j))
                 new = sim.rows - before
                 # rows the target has not been seen to fire count most, then rows fired in a
@@ -234,9 +272,13 @@ class Generator:
                 rows = sum(1 for x in fresh if CONTEXT_SEP not in x)
                 score = 3 * rows + (len(fresh) - rows) + (1 if new else 0)
                 sim.restore(snap)
-                if score > best_score or (score == best_score and len(move) < len(best)):
-                    best, best_score = move, score
+                # rows fired where judging ends count for nothing (nor does what follows): the
+                # expected new rows, then the safer move, then the shorter
+                key = (score * survive, survive, -len(move))
+                if key > best_key:
+                    best, best_key = move, key
             for a in best:
+                contexts.append(sim.state())
                 sim.do(a, action_rng(str(self.seed), n))
                 n += 1
                 yield a
@@ -320,6 +362,8 @@ class RunSettings:
     barrier_probes: int = 4
     read_grace_s: float = 0.2  # readers' turn before answers are judged missing (`silence`)
     accept: Optional[AcceptList] = None  # accepted divergence classes (--accept)
+    table: Table = CLASSIC_TABLE  # the transition table the target is judged by (its profile's)
+    urgent: Urgent = URGENT
 
 
 class _Sequence:
@@ -327,7 +371,7 @@ class _Sequence:
                  source: Iterable[Action]) -> None:
         self.broker, self.group_id, self.s, self.r = broker, group_id, s, result
         self.source = source
-        self.judge = GroupJudge(group_id, s.config, s.tolerance)
+        self.judge = GroupJudge(group_id, s.config, s.tolerance, table=s.table, urgent=s.urgent)
         if s.accept is not None:
             self.judge.accept = _acceptor(s.accept)
         self.k = Knowledge(group_id)
@@ -450,6 +494,15 @@ class _Sequence:
             rest = sent_at + window - time.monotonic()
             if rest > 0 and not fut.done() and await self._answered_within(fut, rest, sent_at):
                 return
+            # where the model may already have answered it (a timer that may or may not have
+            # fired yet), wait, as a client waits for its answer, until the model must have (the
+            # answer is then due, and waited for below) or it comes: a target that answers late
+            # (Tansu holds joins) is then driven on with what its answer told, not ahead of it
+            limit = time.monotonic() + (self.s.tolerance.late_ms + self.s.tolerance.process_ms) / 1000.0
+            while (self.judging and not fut.done() and time.monotonic() < limit
+                   and self.judge.may_be_parked(n, self.ms()) and self.judge.may_be_answered(n, self.ms())):
+                if await self._answered_within(fut, 0.05, sent_at):
+                    return
             if not self.judging or fut.done() or self.judge.may_be_parked(n, self.ms()):
                 return
         tol = self.s.tolerance

@@ -69,6 +69,10 @@ latency: missing after that, it is judged "no-response"; the right answer after 
 answered.
 
 A group whose hypothesis set exceeds `max_hypotheses` is declared inconclusive (never a finding).
+
+The table. Hypotheses step through the table the target is judged by (`table`, its profile's:
+kafka-4's for Kafka 4, fuzz/allowances.py `judged_table`; Kafka 3.9's by default). ListGroups lists
+every group of the target: a judge judges its own group's entry (`own_listing`).
 """
 
 from __future__ import annotations
@@ -80,10 +84,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Final, Optional, Union
 
+from check.profiles import Urgent
 from model import messages as m
 from model.concrete import armed_timers, settings_from
 from model.coordinator_api import CoordinatorConfig
-from model.dsl import Superseded
+from model.dsl import Superseded, Table
 from model.state import Group, Input, Settings
 from model.step import Transition, step_all
 from model.table import CLASSIC_TABLE, URGENT
@@ -94,6 +99,8 @@ from fuzz.allowances import GROUP_CLEANUP, LATE_PENDING_EXPIRY, LATE_SESSION_EXP
 NO_RESPONSE: Final = "no-response"
 # requests the model may park: their answer's latency is no measure of the target's speed
 _PARKABLE: Final = frozenset({ApiKey.JoinGroup, ApiKey.SyncGroup})
+# requests that change no state on any coordinator
+_READ_ONLY: Final = frozenset({ApiKey.DescribeGroups, ApiKey.ListGroups, ApiKey.OffsetFetch})
 _OFFSETS_EXPIRE: Final = TimerEvent.OffsetsExpire.value
 _SESSION_EXPIRE: Final = TimerEvent.MemberSessionExpire.value
 
@@ -217,8 +224,11 @@ class Accepted:
 class GroupJudge:
     """Judges one group of one target (groups are independent: one judge each)."""
 
-    def __init__(self, group_id: str, config: CoordinatorConfig, tol: Tolerance = Tolerance()) -> None:
+    def __init__(self, group_id: str, config: CoordinatorConfig, tol: Tolerance = Tolerance(), *,
+                 table: Table = CLASSIC_TABLE, urgent: Urgent = URGENT) -> None:
         self.group_id = group_id
+        # the transition table the target is judged by (its profile's: kafka-4's for Kafka 4)
+        self.table, self.urgent = table, urgent
         self.settings: Settings = settings_from(config, Error.NONE)
         self.tol = tol
         self.mode = IdMode()
@@ -260,6 +270,8 @@ class GroupJudge:
         if self.finding is not None or self.ended is not None:
             return self.finding
         s = self.sent[number]
+        if isinstance(actual, m.ListGroupsResponse):
+            actual = own_listing(actual, self.group_id)  # other groups are other judges' business
         self.judged += 1
         self.answered_at.setdefault(number, at_ms)
         self._start(at_ms, own=None if s.api in _PARKABLE else at_ms - s.at_ms)
@@ -357,6 +369,14 @@ class GroupJudge:
         self._start(at_ms)
         return any(number not in b.produced
                    for h in self.hyps for b in self._settle(h, at_ms, everything=True))
+
+    def may_be_answered(self, number: int, at_ms: int) -> bool:
+        """Whether some hypothesis has answered `number` by `at_ms` (a timer that may or may not
+        have fired by now, such as a join phase ending, decides whether the answer is due)."""
+        self._start(at_ms)
+        return any(number in e.produced and e.produced[number][0] is not None
+                   for h in self.hyps for b in self._settle(h, at_ms, everything=True)
+                   for e in self._expand(b, at_ms))
 
     def quiescent(self, at_ms: int) -> bool:
         """No hypothesis has a request to process, an answer still to come or a timer armed."""
@@ -503,7 +523,7 @@ class GroupJudge:
                 # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
                 # 10 min by default, phase unknown) removes an Empty group that has no offsets:
                 # it may have run at any moment
-                for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(_OFFSETS_EXPIRE),
+                for tr in step_all(self.table, self.urgent, x.group, Input(_OFFSETS_EXPIRE),
                                    self.settings, x.now, self.mode):
                     y = self._record(x, tr, x.now, x.now)
                     self._arm(x, y, (-1, 0))
@@ -530,7 +550,7 @@ class GroupJudge:
                 req, chain = x.uncertain.get(key, (-1, 0))
                 # the target fired it by then: the answers it made come by then too
                 fired_by = at + self._uncertainty(x, key) + slack
-                for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(event, member_id=member),
+                for tr in step_all(self.table, self.urgent, x.group, Input(event, member_id=member),
                                    self.settings, at, self.mode):
                     y = self._record(x, tr, at, fired_by)
                     self._arm(x, y, (req, chain + 1))  # armed at a moment uncertain by one slack more
@@ -554,7 +574,7 @@ class GroupJudge:
                ] if LATE_SESSION_EXPIRY in self.tol.allowances else []
         due_pending = [p.member_id for p in h.group.pending if near(p.deadline)
                        ] if LATE_PENDING_EXPIRY in self.tol.allowances else []
-        for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
+        for tr in step_all(self.table, self.urgent, h.group, Input(s.api.name, request, request_id=s.number),
                            self.settings, at, self.mode):
             latest = at
             y = self._record(h, tr, at, latest)
@@ -583,7 +603,7 @@ class GroupJudge:
         the session the request armed). For a late *pending* expiry the member's parked JoinGroup
         (`unanswered`) is never answered: Kafka forgets its callback with the member."""
         out: list[Hyp] = []
-        for tr in step_all(CLASSIC_TABLE, URGENT, y.group, Input(_SESSION_EXPIRE, member_id=member),
+        for tr in step_all(self.table, self.urgent, y.group, Input(_SESSION_EXPIRE, member_id=member),
                            self.settings, at, self.mode):
             if tr.rows and tr.rows[0].endswith("/satisfied"):
                 continue  # nothing happens: the hypothesis without the late expiry stands for it
@@ -672,6 +692,10 @@ class GroupJudge:
           unanswered (superseded): the states after the model's answer, and, when the target
           rejected the request, the states before it with the request dropped (a rejection
           changes nothing);
+        - a read-only request (DescribeGroups, ListGroups, OffsetFetch) whose answer no state
+          explains even so (a field the answer cannot take over: a member's assignment in a
+          DescribeGroups): the states after the model's answer, since such a request changes no
+          state on any coordinator;
         - no answer at all, or an answer to a request every hypothesis still holds parked:
           nothing explains it."""
         number = s.number
@@ -700,6 +724,12 @@ class GroupJudge:
                 y.pending = tuple(p for p in h.pending if p.number != number)
                 y.answered = h.answered | {number}
                 out.append(y)
+        if fields and not out and s.api in _READ_ONLY and not isinstance(actual, str):
+            for b, resp in expected:
+                if resp is not None:
+                    y = b.copy()
+                    y.answered = b.answered | {number}
+                    out.append(y)
         for y in out:
             # answered: what the model would have answered no longer tells hypotheses apart (a
             # rejection that changed nothing and the model's own error answer are one state)
@@ -815,6 +845,8 @@ def _version_view(api: ApiKey, version: int, r: m.Response) -> m.Response:
         return m.LeaveGroupResponse(error, ())
     if isinstance(r, m.OffsetFetchResponse) and version < 2:
         return dataclasses.replace(r, error=Error.NONE)
+    if isinstance(r, m.ListGroupsResponse) and version < 4:  # no GroupState below v4
+        return m.ListGroupsResponse(r.error, tuple(dataclasses.replace(g, state="") for g in r.groups))
     if isinstance(r, m.DescribeGroupsResponse) and version < 4:
         return m.DescribeGroupsResponse(tuple(dataclasses.replace(g, members=tuple(
             dataclasses.replace(x, group_instance_id=None) for x in g.members)) for g in r.groups))
@@ -902,6 +934,7 @@ _OVERLAY: Final[dict[type, dict[str, str]]] = {
     m.OffsetFetchResponse: {"offsets": "partitions"},
     m.DeleteGroupsResponse: {"errors": "results"},
 }
+_LISTED: Final = frozenset({"state", "protocol_type"})  # ListGroups: render key = ListedGroup attribute
 _DESCRIBED: Final = {"state": "state", "protocol_type": "protocol_type", "protocol": "protocol",
                      "members_count": "members"}
 
@@ -923,6 +956,14 @@ def match_accepting(api: ApiKey, version: int, model: m.Response, actual: m.Resp
     if type(model) is not type(actual):
         return []
     maps: Maps = (to_model, to_target)
+    if isinstance(model, m.ListGroupsResponse) and isinstance(actual, m.ListGroupsResponse):
+        # listed both (or neither): the accepted fields of the entry taken as the model has them
+        if len(model.groups) != len(actual.groups) or not fields <= _LISTED:
+            return []
+        actual = m.ListGroupsResponse(actual.error, tuple(
+            dataclasses.replace(a, **{k: getattr(b, k) for k in fields})
+            for a, b in zip(actual.groups, model.groups)))
+        return match(api, version, model, actual, to_model, to_target)
     if isinstance(model, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         if len(model.groups) != len(actual.groups) or not fields <= set(_DESCRIBED):
             return []
@@ -942,6 +983,11 @@ def match_accepting(api: ApiKey, version: int, model: m.Response, actual: m.Resp
     if rest:
         return []  # a field this response cannot take over (e.g. only the member ids differ)
     ids = dict(maps[1])
+    if (isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
+            and model.error not in (Error.NONE, Error.MEMBER_ID_REQUIRED) and actual.member_id == ""):
+        # an error answer hands out no member id: the target's empty one is the model's echo of
+        # the request's (a difference the accepted fields stand for; it changes no state)
+        actual = dataclasses.replace(actual, member_id=maps[1].get(model.member_id, model.member_id))
     if isinstance(model, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
         # the ids this very answer pairs: the member's own and its leader's
         ids.setdefault(model.member_id, actual.member_id)
@@ -1037,7 +1083,19 @@ def render(api: ApiKey, version: int, r: m.Response,
                 "protocol": g.protocol, "members_count": len(g.members)}
     if isinstance(r, m.DeleteGroupsResponse):
         return {"errors": [e.name for _, e in r.results]}
+    if isinstance(r, m.ListGroupsResponse):  # the judge's own group's entry (`own_listing`)
+        listed = r.groups[0] if r.groups else None
+        out = {"error": r.error.name, "listed": listed is not None}
+        if listed is not None:
+            out.update(state=listed.state, protocol_type=listed.protocol_type)
+        return out
     return {"response": repr(r)}
+
+
+def own_listing(r: m.ListGroupsResponse, group_id: str) -> m.ListGroupsResponse:
+    """A ListGroups answer as one group's judge sees it: the entries of that group only (a
+    target lists every group it has, the other judges' and other clients' too)."""
+    return m.ListGroupsResponse(r.error, tuple(g for g in r.groups if g.group_id == group_id))
 
 
 def shape(expected: list[dict[str, Any]], actual: Union[dict[str, Any], str]) -> str:

@@ -132,7 +132,7 @@ def _expected(op: str, expected: dict[str, Any], names: _Names) -> dict[str, Any
 
 
 def scenario_document(result: SequenceResult, finding: Finding, config: CoordinatorConfig,
-                      name: str, target: str) -> dict[str, Any]:
+                      name: str, target: str, table: str = "kafka-3.9") -> dict[str, Any]:
     names = _Names()
     script = Script()
     ops: dict[int, str] = {}
@@ -188,6 +188,7 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
     file = ScenarioFile("", (scenario,), Defaults(GROUP, config))
     return document(file, conventions={
         "generated_by": f"groupspec fuzz against {target}", "class": finding.class_key(),
+        "judged_with_table": table,  # the model answers below are this table's
         # where and how the target departed (fuzz/replay.py: "fails as found" means the replay
         # fails at this step with this class)
         "departs_at_step": departs, "departs_request_step": steps.get(finding.number, -1),

@@ -14,7 +14,7 @@ from model.errors import BadInput
 
 from fuzz.allowances import ALLOWANCES, PROFILES, allowances_in_force
 from fuzz.cli import FUZZ_CONFIG, FuzzOptions
-from groupspec.options import add_config_option, add_quiet, output_dir, parse_config
+from groupspec.options import add_config_option, add_quiet, load_table_or_profile, output_dir, parse_config
 
 HELP: Final = "fuzz a broker's coordinator with model-drawn request sequences"
 DESCRIPTION: Final = "Model-drawn request sequences against a broker, judged, shrunk, classified."
@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     d = _DEFAULT
     p.add_argument("--target", required=True,
                    help="tansu (started for the run), serve (groupspec serve in this process), "
-                        "kafka://HOST:PORT, or kafka-3.9")
+                        "kafka://HOST:PORT, or kafka-3.9 / kafka-4 (a Kafka broker started for the run)")
     p.add_argument("--minutes", type=float, default=d.minutes, metavar="M", help=f"how long to fuzz (default {d.minutes:g})")
     p.add_argument("--max-requests", type=int, default=d.max_requests, metavar="N",
                    help=f"stop after this many requests (default {d.max_requests:,})")
@@ -59,6 +59,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         + ", ".join(sorted(ALLOWANCES)) + ", or a profile's set ("
                         + ", ".join(sorted(PROFILES)) + "); the target's profile (kafka-3.9, kafka-4, "
                         "else strict) gives its own, and the report lists every one in force")
+    p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="judge by this transition table: a profile (kafka-3.9, kafka-4) or package.module:NAME; "
+                        "default the target's profile's (kafka-4 for --target kafka-4, else kafka-3.9); the "
+                        "generated sequences, the shrinking and the scenarios written follow it")
+    p.add_argument("--session-ms", type=int, default=d.session_ms, metavar="MS",
+                   help=f"the usual session timeout of the fuzzed clients (at least the minimum the broker "
+                        f"allows); their rebalance timeouts and waits follow it. Longer suits a target that "
+                        f"holds JoinGroups long (Tansu) (default {d.session_ms})")
     p.add_argument("--no-probe", action="store_true",
                    help="do not read the target's group settings first (DescribeConfigs, else probes "
                         "of the session bounds and the initial delay; a --config they contradict exits 2, "
@@ -103,10 +111,11 @@ def run(a: argparse.Namespace) -> int:
         from fuzz.cli import accept_from_report
         return accept_from_report(a.from_report, a.target, a.write_accept, a.accept_families)
     config = parse_config(a.config, FUZZ_CONFIG)
-    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1:
-        raise BadInput("--minutes, --parallel and --max-requests must be positive")
+    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1 or a.session_ms < 1:
+        raise BadInput("--minutes, --parallel, --max-requests and --session-ms must be positive")
     output_dir(a.report, "--report", "report.json", create=True)
     allowances_in_force(a.target, a.allow)  # an unknown --allow name: BadInput before anything starts
+    table = (a.table, *load_table_or_profile(a.table, "--table")) if a.table else None
     options = FuzzOptions(target=a.target, minutes=a.minutes, max_requests=a.max_requests, seed=a.seed,
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
@@ -114,6 +123,7 @@ def run(a: argparse.Namespace) -> int:
                           allow=tuple(a.allow), probe=not a.no_probe,
                           config_given=tuple(c.partition("=")[0].strip() for c in a.config),
                           accept=a.accept, write_accept=a.write_accept, guided=not a.no_guidance,
-                          accept_families=a.accept_families)
+                          accept_families=a.accept_families, table=table,
+                          session_ms=a.session_ms)
     from fuzz.cli import fuzz
     return fuzz(options, config)

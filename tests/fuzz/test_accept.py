@@ -219,3 +219,42 @@ def test_an_inconclusive_observation_leaves_the_judged_rows() -> None:
         j.silence(1101)
         j.receive(4, 1101, m.DescribeGroupsResponse((m.DescribedGroup(Error.NONE, "g", "Stable", "consumer", "range"),)))
     assert j.covered_keys() == before
+
+
+STATE = AcceptEntry("DescribeGroups", "*", "expected NONE actual NONE differing in state", "Tansu names states its way")
+ERR_GEN = AcceptEntry("JoinGroup", "*", "expected UNKNOWN_MEMBER_ID actual UNKNOWN_MEMBER_ID differing in generation",
+                      "Tansu's error answers carry generation 0")
+
+
+def test_read_only_answer_no_state_explains_keeps_judging() -> None:
+    """A DescribeGroups whose accepted state name differs and whose member records differ too (no
+    field overlay explains it) changes nothing: judging goes on from the states it was answered in,
+    and a later wrong answer is still a finding. Negative control: a JoinGroup (it changes state)
+    that nothing explains still ends judging."""
+    j = judge(GEN, STATE)
+    tansu_join(j)
+    odd = m.DescribedGroup(Error.NONE, "g", "Unknown", "consumer", "",
+                           (m.DescribedMember("c-1", None, "someone", b"\x09", b"\x09"),))
+    j.send(3, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 10)
+    assert j.receive(3, 11, m.DescribeGroupsResponse((odd,))) is None
+    assert j.ended is None and j.accepted[-1].continued
+    assert sync(j, 4, 0, Error.NONE, 20) is None  # the leader's SyncGroup, judged as before
+    assert sync(j, 5, 0, Error.UNKNOWN_MEMBER_ID, 30) is not None  # Stable, a member: NONE expected
+
+    k = judge(GEN)
+    tansu_join(k)
+    me = (m.JoinGroupMember("c-9", None, b"\x01"),)
+    k.send(3, ApiKey.JoinGroup, 9, join("c-1"), 10)  # the leader rejoins; answered as another member
+    k.receive(3, 11, m.JoinGroupResponse(Error.NONE, 1, "consumer", "range", "c-9", "c-9", False, me))
+    assert k.ended is not None or k.finding is not None
+
+
+def test_error_answer_without_member_id_is_taken_over() -> None:
+    """A JoinGroup error answer hands out no member id: an accepted one with the member id empty
+    (Tansu) is explained; one naming another member is not (negative control)."""
+    for answered_id, goes_on in (("", True), ("c-1", False)):  # c-1: the id of another member
+        j = judge(GEN, ERR_GEN)
+        tansu_join(j)
+        j.send(3, ApiKey.JoinGroup, 9, join("ghost-member"), 10)
+        j.receive(3, 11, m.JoinGroupResponse(Error.UNKNOWN_MEMBER_ID, 0, None, None, "", answered_id))
+        assert j.finding is None and j.accepted[-1].continued is goes_on, answered_id

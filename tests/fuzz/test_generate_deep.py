@@ -6,7 +6,7 @@ from __future__ import annotations
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey
 
-from fuzz.actions import Commit, Join, Sync, Timing
+from fuzz.actions import Commit, Join, Leave, Sync, Timing
 from fuzz.engine import Generator, Hazards, Simulation, action_rng, signature
 from fuzz.judge import CONTEXT_SEP
 
@@ -52,7 +52,7 @@ def test_hazards_steer_away_from_actions_that_end_sequences() -> None:
     h = Hazards()
     for _ in range(30):
         h.observe([dynamic, Join(who=3), static, Sync()], 2)  # judging ended at the static join
-    assert h.keep(static) == 0.25  # ended every time it was sent: drawn a quarter as often
+    assert h.keep(static) == Hazards.FLOOR  # ended every time it was sent: hardly drawn any more
     assert h.keep(dynamic) == 1.0 and h.keep(Sync()) == 1.0  # (Sync, after the end, never counted)
     assert signature(Join(inst=3)) == signature(static) != signature(dynamic)
 
@@ -63,7 +63,7 @@ def test_hazards_steer_away_from_actions_that_end_sequences() -> None:
 
     # negative control: with no hazard (a target that matches the model) nothing changes
     assert statics(None) == statics(Hazards())
-    assert statics(h) < 0.6 * statics(None)  # (static joins at the lowest version: not hazarded)
+    assert statics(h) < 0.7 * statics(None)  # (static joins at the lowest version: not hazarded)
 
 
 def test_new_choices_resolve() -> None:
@@ -80,3 +80,52 @@ def test_new_choices_resolve() -> None:
     (commit, _), = resolve(Commit(who=6, gen=5), k, t, VERSIONS, random.Random(0))
     assert isinstance(commit, m.OffsetCommitRequest)
     assert (commit.member_id, commit.generation_id) == ("", -1)
+
+
+def test_hazards_learn_the_state_an_action_ends_in() -> None:
+    """A static join that ends judging when it creates the group (Missing) but not in a live group
+    is hardly drawn there any more, and drawn as before elsewhere; a state not seen often enough
+    falls back to the action's record in every state."""
+    static = Join(inst=2)
+    h = Hazards()
+    for _ in range(30):
+        h.observe([static, Sync()], 0, ["Missing", "Empty"])  # ended at the static join in Missing
+        h.observe([Join(), Join(who=3), static, Sync()], -1, ["Missing", "Missing", "Stable", "Stable"])
+    assert h.keep(static, "Missing") == Hazards.FLOOR
+    assert h.keep(static, "Stable") == 1.0
+    assert h.keep(static, "Empty") == h.keep(static) == 0.5  # unseen in Empty: the overall share
+    # negative control: without contexts the state is not known, only the overall share
+    flat = Hazards()
+    for _ in range(30):
+        flat.observe([static, Sync()], 0)
+        flat.observe([Join(), Join(who=3), static, Sync()], -1)
+    assert flat.keep(static, "Missing") == flat.keep(static, "Stable") == 0.5
+
+    def first_static(hz: Hazards | None) -> tuple[int, int]:
+        """(sequences opening with a static join, static joins later in a live group)."""
+        g = gen(5)
+        opening = later = 0
+        for i in range(80):
+            seq = g.sequence(i, frozenset(), hz)
+            ctx = g.contexts.pop(i)
+            opening += isinstance(seq[0], Join) and seq[0].inst >= 2 and ctx[0] == "Missing"
+            later += sum(1 for a, c in zip(seq[1:], ctx[1:]) if isinstance(a, Join) and a.inst >= 2 and c != "Missing")
+        return opening, later
+
+    base, learned = first_static(None), first_static(h)
+    assert learned[0] < 0.3 * base[0]  # the opening static join in a missing group: learned away
+    assert learned[1] > 0.5 * base[1]  # static joins into live groups: still drawn
+
+
+def test_candidates_prefer_moves_that_keep_judging() -> None:
+    """Among candidates that fire as much, the one the hazards say ends judging less is chosen."""
+    g = gen(2)
+    leaves = Hazards()
+    for _ in range(40):  # every LeaveGroup ended judging, in every state
+        for state in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"):
+            leaves.observe([Leave()], 0, [state])
+
+    def count(hz: Hazards | None) -> int:
+        return sum(1 for i in range(60) for a in g.sequence(i, frozenset(), hz) if isinstance(a, Leave))
+
+    assert count(leaves) < 0.2 * count(None)

@@ -231,3 +231,22 @@ def test_a_probe_no_hypothesis_explains_is_ignored() -> None:
     assert not j.processed(3) and j.finding is None
     late = j.silence(20000)  # the parked join is overdue by now, the probe never
     assert late is not None and late.api == "JoinGroup"
+
+
+def test_may_be_answered_tells_a_due_answer_from_a_parked_one() -> None:
+    """The driver waits for a join the model may already have answered (the initial join phase,
+    delay 0, ends on a timer that may or may not have fired), and does not wait for one the model
+    keeps parked until another member rejoins (negative control)."""
+    j = GroupJudge("g", CFG)
+    j.send(1, ApiKey.JoinGroup, 9, join(), 0)
+    j.receive(1, 1, m.JoinGroupResponse(Error.MEMBER_ID_REQUIRED, -1, None, None, "", "c-1"))
+    j.send(2, ApiKey.JoinGroup, 9, join("c-1"), 2)
+    assert j.may_be_parked(2, 30) and j.may_be_answered(2, 30)  # the timer may have fired by now
+
+    k = GroupJudge("g", CFG)
+    one_member(k)
+    k.send(3, ApiKey.SyncGroup, 5, m.SyncGroupRequest("g", "c-1", 1, None, "consumer", "range",
+                                                      (("c-1", b"\x07"),)), 10)
+    k.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07"))
+    k.send(4, ApiKey.JoinGroup, 3, v3(), 20)  # parks in PreparingRebalance until c-1 rejoins
+    assert k.may_be_parked(4, 30) and not k.may_be_answered(4, 30)
