@@ -148,12 +148,13 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
                    stop_at_first_violation: bool = False, all_counterexamples: bool = True,
                    skip: frozenset[str] = frozenset(), force: Sequence[str] = (),
-                   memo: bool = True) -> Report:
+                   memo: bool = False) -> Report:
     """check.explore.explore, natively: the same Report (counts, coverage, violations with the
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
     counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C,
-    NativeCannotRun when a construct cannot be called back. `memo=False` steps the table afresh
-    for every successor instead of memoising the step by (group, input): the same results."""
+    NativeCannotRun when a construct cannot be called back. `memo=True` memoises the table step
+    and the transition-invariant verdicts by (group, input) instead of stepping afresh for every
+    successor: the same results, and slower on the classic table (benchmarks/explore_results.md)."""
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
     engine, callbacks = make_engine(table, urgent, bounds, names, force)

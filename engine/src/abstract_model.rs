@@ -96,6 +96,15 @@ pub struct Successor {
     pub lost: (u32, u8),
 }
 
+/// What every successor of one action shares (`Model::emit`).
+struct Emit<'a> {
+    a: &'a Action,
+    inp: &'a Input,
+    /// A fault whatever is lost: the action is a fault, or the append fails, or it expires a
+    /// live member.
+    fault: bool,
+}
+
 pub struct Model {
     pub table: Table,
     pub b: Bounds,
@@ -476,42 +485,58 @@ impl Model {
             ActKind::Impersonate | ActKind::Timer(Ev::PartitionUnload) | ActKind::Timer(Ev::OffsetsExpire)
         );
         let expires_live = self.expires_live_member(w, a);
-        let finish = |t: Transition, verdicts: Option<Verdicts>| {
-            let mut after = t.after.clone();
-            normalize(&mut after);
-            let verdicts = verdicts.map(|v| v(&w.group, &inp, &t)).unwrap_or(0);
-            MemoStep { t: Rc::new(t), after, verdicts }
-        };
-        let memoised = memo.is_some();
-        let steps: Rc<[MemoStep]> = match memo {
-            Some((m, v)) => m.steps(&self.table, &w.group, &inp, settings, a.append_fails, |t| finish(t, Some(v)))?,
-            None => step_all(&self.table, &w.group, &inp, settings)?.into_iter().map(|t| finish(t, None)).collect(),
-        };
-        for st in steps.iter() {
-            let t = &st.t;
-            let deliveries = self.deliveries(w, t, a);
-            let nd = deliveries.len();
-            // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
-            let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
-            let mut pending: SmallVec<[(Clients, bool, u32); 4]> = SmallVec::new();
-            for bits in 0..variants {
-                let clients = self.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
-                let fault = fault_kind || bits != 0 || a.append_fails || expires_live;
-                pending.push((clients, fault, bits));
+        let ctx = Emit { a, inp: &inp, fault: fault_kind || a.append_fails || expires_live };
+        match memo {
+            Some((m, v)) => {
+                let made = |t: Transition| {
+                    let mut after = t.after.clone();
+                    normalize(&mut after);
+                    let verdicts = v(&w.group, &inp, &t);
+                    MemoStep { t: Rc::new(t), after, verdicts }
+                };
+                for st in m.steps(&self.table, &w.group, &inp, settings, a.append_fails, made)?.iter() {
+                    self.emit(w, &ctx, &st.t, st.after.clone(), Some(st.verdicts), out);
+                }
             }
-            drop(deliveries);
-            for (clients, fault, bits) in pending {
-                out.push(Successor {
-                    world: World { group: st.after.clone(), clients },
-                    input: Some(inp.clone()),
-                    transition: Some(t.clone()),
-                    verdicts: memoised.then_some(st.verdicts),
-                    fault,
-                    lost: (bits, nd as u8),
-                });
+            None => {
+                for t in step_all(&self.table, &w.group, &inp, settings)? {
+                    let mut after = t.after.clone();
+                    normalize(&mut after);
+                    self.emit(w, &ctx, &Rc::new(t), after, None, out);
+                }
             }
         }
         Ok(())
+    }
+
+    /// The successors of one step: one per subset of its deliveries lost (fault "lost"), in
+    /// abstract.py's order, each with the group after the step (`after`, normalised).
+    fn emit(
+        &self,
+        w: &World,
+        ctx: &Emit,
+        t: &Rc<Transition>,
+        after: Group,
+        verdicts: Option<u64>,
+        out: &mut Vec<Successor>,
+    ) {
+        let deliveries = self.deliveries(w, t, ctx.a);
+        let nd = deliveries.len();
+        // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
+        let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
+        let mut after = Some(after);
+        for bits in 0..variants {
+            let clients = self.deliver(w, ctx.a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
+            let group = if bits + 1 == variants { after.take().unwrap_or_default() } else { after.clone().unwrap_or_default() };
+            out.push(Successor {
+                world: World { group, clients },
+                input: Some(ctx.inp.clone()),
+                transition: Some(t.clone()),
+                verdicts,
+                fault: ctx.fault || bits != 0,
+                lost: (bits, nd as u8),
+            });
+        }
     }
 
     fn expires_live_member(&self, w: &World, a: &Action) -> bool {

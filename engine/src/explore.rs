@@ -37,7 +37,10 @@ pub struct Options {
     pub settle: Option<Vec<String>>,
     /// Memoise the table step and the transition-invariant verdicts by (group, input)
     /// (`step::StepMemo`; never for a table that calls back into Python). Off: every successor
-    /// steps the table afresh. The results are the same.
+    /// steps the table afresh. The results are the same. Off by default: on the classic table
+    /// the memo answers only half to two thirds of the lookups (a group rarely recurs with the
+    /// same request ids), and a lookup (hashing the input, comparing the group) costs about as
+    /// much as the step, so it is slower (benchmarks/explore_results.md, 2026-11-26).
     pub memo: bool,
 }
 

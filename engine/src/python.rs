@@ -331,7 +331,7 @@ impl Engine {
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of
     /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
-    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=true))]
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=false))]
     #[allow(clippy::too_many_arguments)]
     fn explore<'py>(
         &self,
