@@ -3,6 +3,7 @@ finishes, SPIN's anchor model in the same run, and the default plan with each en
 results go to explore_results.md.
 
     .venv/bin/python benchmarks/native_bench.py [--timeout S] [--python-timeout S] [--skip-spin]
+        [--part spin,side,bounds,big,crash1,plancpu,plan] [--repeat N]
 
 Each exploration runs in its own process (peak memory = that process's maximum RSS) with a time
 limit; a run that hits it is reported as not finished, with the limit.
@@ -17,6 +18,7 @@ import platform
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,28 +32,41 @@ SRS = "session,rebalance,stall"
 FAULT_SETS = (SRS, SRS + ",crash", "session,rebalance,unload,lost,crash,offsets,stall,append,impersonate")
 
 
-def one(engine: str, members: int, gen: int, faults: str, liveness: bool) -> None:
-    """Child process: one exploration, a JSON line on stdout."""
+def one(engine: str, members: int, gen: int, faults: str, liveness: bool, ids: int = 2) -> None:
+    """Child process: one exploration, a JSON line on stdout. `cpu` is the exploration's own CPU
+    time; `base` the process's peak RSS before it (interpreter, model, engine loaded), so
+    (peak - base) / states is what each state cost."""
     from check.abstract import Bounds
     from check.native import explore_native
     from check.explore import explore
     from model.table import CLASSIC_TABLE, URGENT
-    b = Bounds(dynamic=members, max_generation=gen, faults=frozenset(faults.split(",")))
+    b = Bounds(dynamic=members, max_generation=gen, faults=frozenset(faults.split(",")),
+               max_ids_per_client=ids)
     run = explore_native if engine == "native" else explore
+    before = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
     r = run(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness)
     secs = time.perf_counter() - t
     use = resource.getrusage(resource.RUSAGE_SELF)
     peak = use.ru_maxrss * 1024
+    cpu = use.ru_utime + use.ru_stime - before.ru_utime - before.ru_stime
     print(json.dumps({"states": r.states, "edges": r.edges, "depth": r.depth, "seconds": secs,
-                      "cpu": use.ru_utime + use.ru_stime, "peak": peak,
+                      "cpu": cpu, "peak": peak, "base": before.ru_maxrss * 1024,
                       "violations": [v.invariant for v in r.violations]}))
 
 
-def child(args: list[str], timeout: float) -> Optional[dict[str, object]]:
+# The engine before this branch, for side-by-side runs: main's checkout with its own venv.
+OLD_ROOT = Path("/work/main")
+OLD_PYTHON = OLD_ROOT / ".venv" / "bin" / "python"
+
+
+def child(args: list[str], timeout: float, old: bool = False) -> Optional[dict[str, object]]:
+    """One exploration in its own process; `old`: main's code and engine (OLD_ROOT)."""
+    py, root = (str(OLD_PYTHON), OLD_ROOT) if old else (sys.executable, ROOT)
+    env = dict(os.environ, PYTHONPATH=str(root))
     try:
-        out = subprocess.run([sys.executable, __file__, "one", *args], capture_output=True,
-                             text=True, timeout=timeout, cwd=ROOT)
+        out = subprocess.run([py, __file__, "one", *args], capture_output=True, env=env,
+                             text=True, timeout=timeout, cwd=root)
     except subprocess.TimeoutExpired:
         return None
     if out.returncode != 0:
@@ -79,27 +94,72 @@ def row(engine: str, members: int, gen: int, faults: str, timeout: float) -> str
             f"{int(r['peak']) / 2**20:,.0f} MB | {verdict}, {states / max(secs, 1e-9):,.0f} states/s |")  # type: ignore[call-overload]
 
 
-def spin(model: str, timeout: float) -> str:
+def spin_runs(model: str, timeout: float, repeat: int) -> Optional[tuple[int, list[float], float]]:
+    """SPIN's pan on the anchor model, `repeat` times: (states, CPU seconds of each run, MB)."""
     src = ANCHORS / model
     if shutil.which("spin") is None or shutil.which("gcc") is None or not src.exists():
-        return f"| SPIN {model} | not run (spin, gcc or the model missing) |"
+        return None
+    cpus: list[float] = []
     with tempfile.TemporaryDirectory() as d:
         shutil.copy(src, d)
         subprocess.run(["spin", "-a", model], cwd=d, check=True, capture_output=True)
         subprocess.run(["gcc", "-O2", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=20000", "-o", "pan",
                         "pan.c"], cwd=d, check=True, capture_output=True)
-        t = time.perf_counter()
-        try:
+        for _ in range(repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             out = subprocess.run(["./pan", "-m4000000", "-w24"], cwd=d, capture_output=True,
                                  text=True, timeout=timeout).stdout
-        except subprocess.TimeoutExpired:
-            return f"| SPIN {model} | not finished in {timeout:.0f} s |"
-        secs = time.perf_counter() - t
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     found = re.search(r"([\d.e+]+) states, stored", out)
-    states = int(float(found.group(1))) if found else 0
     mem = re.search(r"([\d.]+)\s+total actual memory usage", out)
-    return (f"| SPIN {model} | {states:,} states | {secs:.1f} s | {states / secs:,.0f} states/s | "
-            f"{mem.group(1) if mem else '?'} MB |")
+    return (int(float(found.group(1))) if found else 0, cpus, float(mem.group(1)) if mem else 0.0)
+
+
+def spin(model: str, timeout: float) -> str:
+    r = spin_runs(model, timeout, 1)
+    if r is None:
+        return f"| SPIN {model} | not run (spin, gcc or the model missing) |"
+    states, cpus, mb = r
+    return (f"| SPIN {model} | {states:,} states | {cpus[0]:.1f} s CPU | {states / cpus[0]:,.0f} "
+            f"states/s | {mb} MB |")
+
+
+def side_by_side(repeat: int, gens: list[int]) -> None:
+    """SPIN's N3 anchor, this engine and main's, interleaved `repeat` times: states per CPU
+    second (min / median / max) and bytes a state ((peak RSS - RSS before exploring) / states)."""
+    print("| run | states | CPU s min / median | states/s (CPU) max / median / min | bytes a state (RSS) | "
+          "peak RSS |\n|---|---|---|---|---|---|", flush=True)
+    r = spin_runs("kafka_N3_flat.pml", 300, repeat)
+    if r is None:
+        print("| SPIN kafka_N3_flat.pml | not run (spin, gcc or the model missing) |")
+    else:
+        states, cpus, mb = r
+        print(f"| SPIN kafka_N3_flat.pml (`pan -m4000000 -w24`, -DSAFETY -DNOREDUCE) | {states:,} | "
+              f"{min(cpus):.2f} / {statistics.median(cpus):.2f} | {states / min(cpus):,.0f} / "
+              f"{states / statistics.median(cpus):,.0f} / {states / max(cpus):,.0f} | "
+              f"{mb * 2**20 / states:,.0f} (pan's own count) | {mb:,.0f} MB (pan's count) |", flush=True)
+    for gen in gens:
+        runs: dict[bool, list[dict[str, object]]] = {False: [], True: []}
+        for _ in range(repeat):
+            for old in (True, False):
+                got = child(["native", "3", str(gen), SRS, "1"], 600, old=old)
+                if got is not None and "error" not in got:
+                    runs[old].append(got)
+        for old in (True, False):
+            rs = runs[old]
+            if not rs:
+                print(f"| {'main' if old else 'this branch'}, generation <= {gen} | not finished |")
+                continue
+            n = int(rs[0]["states"])  # type: ignore[call-overload]
+            cpus = sorted(float(x["cpu"]) for x in rs)  # type: ignore[arg-type]
+            per = [(int(x["peak"]) - int(x["base"])) / n for x in rs]  # type: ignore[call-overload]
+            peak = max(int(x["peak"]) for x in rs) / 2**20  # type: ignore[call-overload]
+            label = "main's engine" if old else "this branch"
+            print(f"| {label}, 3 members, closed, {SRS}, generation <= {gen} | {n:,} | "
+                  f"{cpus[0]:.2f} / {statistics.median(cpus):.2f} | {n / cpus[0]:,.0f} / "
+                  f"{n / statistics.median(cpus):,.0f} / {n / cpus[-1]:,.0f} | {min(per):,.0f} | "
+                  f"{peak:,.0f} MB |", flush=True)
 
 
 def plan(engine: str, timeout: float) -> str:
@@ -132,7 +192,8 @@ def plan_cpu() -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "one":
         engine, members, generation, faults, live = sys.argv[2:7]
-        one(engine, int(members), int(generation), faults, live == "1")
+        ids = int(sys.argv[7]) if len(sys.argv) > 7 else 2
+        one(engine, int(members), int(generation), faults, live == "1", ids)
         return
     p = argparse.ArgumentParser()
     p.add_argument("--timeout", type=float, default=120.0)
@@ -140,7 +201,10 @@ def main() -> None:
     p.add_argument("--skip-spin", action="store_true")
     p.add_argument("--members", default="2,3,4,5")
     p.add_argument("--generations", default="1,2,3")
-    p.add_argument("--part", default="spin,bounds,plan")
+    p.add_argument("--part", default="spin,bounds,plan",
+                   help="spin, side (SPIN, this engine and main's interleaved), bounds, big, "
+                        "crash1 (4 members, generation <= 2, crashes, one id per client), plancpu, plan")
+    p.add_argument("--repeat", type=int, default=5, help="runs of each in --part side")
     a = p.parse_args()
     load = os.getloadavg()[0]
     print(f"# native engine benchmark, {time.strftime('%Y-%m-%d %H:%M')} "
@@ -157,6 +221,10 @@ def main() -> None:
                 print(f"| native, 3 members, closed, {SRS}, generation <= {gen} | {s:,} states | "
                       f"{secs:.2f} s | {s / secs:,.0f} states/s | "
                       f"{int(r['peak']) / 2**20:,.0f} MB |", flush=True)  # type: ignore[call-overload]
+        print()
+    if "side" in parts:
+        print(f"## SPIN's N3 anchor, this engine and main's, interleaved {a.repeat} times\n")
+        side_by_side(a.repeat, [1, 2])
         print()
     if "bounds" in parts:
         print("## Bounds (closed mode, dynamic members, symmetry on, liveness on)\n")
@@ -180,6 +248,22 @@ def main() -> None:
         print("\n## 4 members, generation <= 2, session,rebalance,stall,crash\n")
         print(HEADER, flush=True)
         print(row("native", 4, 2, SRS + ",crash", 1200), flush=True)
+    if "crash1" in parts:
+        print("\n## 4 members, generation <= 2, session,rebalance,stall,crash, one id per client\n")
+        print(HEADER, flush=True)
+        for old in (False, True):
+            r = child(["native", "4", "2", SRS + ",crash", "1", "1"], a.timeout, old=old)
+            label = "main's engine" if old else "this branch"
+            if r is None or "error" in r:
+                print(f"| 4 | 2 | {SRS},crash | {label} | {r or f'not finished in {a.timeout:.0f} s'} |",
+                      flush=True)
+                continue
+            n = int(r["states"])  # type: ignore[call-overload]
+            print(f"| 4 | 2 | {SRS},crash (1 id per client) | {label} | {n:,} | {int(r['edges']):,} | "  # type: ignore[call-overload]
+                  f"{r['depth']} | {float(r['seconds']):.1f} | {float(r['cpu']):.1f} | "  # type: ignore[arg-type]
+                  f"{int(r['peak']) / 2**20:,.0f} MB ({(int(r['peak']) - int(r['base'])) / n:.0f} B/state) | "  # type: ignore[call-overload]
+                  f"{'pass' if not r['violations'] else r['violations']}, "
+                  f"{n / float(r['cpu']):,.0f} states/CPU s |", flush=True)  # type: ignore[arg-type]
     if "plancpu" in parts:
         print("\n## Default plan, both engines, CPU time\n")
         plan_cpu()

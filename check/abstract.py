@@ -61,8 +61,10 @@ class Bounds:
     metadata_changes: bool = False
 
     def describe(self) -> str:
+        ids = f"{self.max_ids_per_client} member id{'s' if self.max_ids_per_client != 1 else ''}"
         return (f"{self.mode} mode, {self.dynamic} dynamic + {self.static} static members, "
-                f"generation <= {self.max_generation}, faults {sorted(self.faults) or 'none'}")
+                f"generation <= {self.max_generation}, at most {ids} per client, "
+                f"faults {sorted(self.faults) or 'none'}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,11 +147,14 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    liveness: bool = True, max_states: Optional[int] = None,
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
                    stop_at_first_violation: bool = False, all_counterexamples: bool = True,
-                   skip: frozenset[str] = frozenset(), force: Sequence[str] = ()) -> Report:
+                   skip: frozenset[str] = frozenset(), force: Sequence[str] = (),
+                   memo: bool = False) -> Report:
     """check.explore.explore, natively: the same Report (counts, coverage, violations with the
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
     counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C,
-    NativeCannotRun when a construct cannot be called back."""
+    NativeCannotRun when a construct cannot be called back. `memo=True` memoises the table step
+    and the transition-invariant verdicts by (group, input) instead of stepping afresh for every
+    successor: the same results, and slower on the classic table (benchmarks/explore_results.md)."""
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
     engine, callbacks = make_engine(table, urgent, bounds, names, force)
@@ -161,7 +164,7 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
     try:
         raw = engine.explore(symmetry, [n for n in names if n not in slow], liveness, max_states,
                              first_violation_only, stop_at_first_violation, progress is not None,
-                             paths, sorted(skip), settle, callbacks.invariants)
+                             paths, sorted(skip), settle, callbacks.invariants, memo=memo)
     except RuntimeError as e:
         if callbacks.cannot:
             raise NativeCannotRun(f"a Python definition made a value the native engine cannot "

@@ -68,7 +68,8 @@ def faults_text(bounds: Bounds) -> str:
 
 
 def add_bound_options(p: argparse.ArgumentParser, defaults: Bounds, *, given: bool) -> None:
-    """--members, --static, --max-generation, --faults, --mode, --v3-joins, --group-max-size.
+    """--members, --static, --max-generation, --faults, --mode, --v3-joins, --group-max-size,
+    --max-ids-per-client.
     `given=True`: an option left out is None, so that `bounds_of` can tell whether any was given
     (check runs its default plan unless one is)."""
     d = defaults
@@ -90,12 +91,18 @@ def add_bound_options(p: argparse.ArgumentParser, defaults: Bounds, *, given: bo
                    help="dynamic members use JoinGroup v0-3 (no MEMBER_ID_REQUIRED)")
     p.add_argument("--group-max-size", type=int, default=d.group_max_size, metavar="N",
                    help="the broker's group.max.size (default unlimited)")
+    p.add_argument("--max-ids-per-client", type=int, default=default(d.max_ids_per_client),
+                   metavar="N",
+                   help="member ids one client may hold in the group at once (members and pending "
+                        "ids; each crash or rejoin under a new id uses one); a world beyond it is "
+                        f"not expanded (default {d.max_ids_per_client})")
 
 
 def bounds_of(a: argparse.Namespace, defaults: Bounds, *, most: int, beyond: str) -> tuple[Bounds, bool]:
     """The bounds of `add_bound_options`' options, and whether any of them was given. At most
     `most` members: more is beyond what `beyond` can finish."""
-    given = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode))
+    given = any(v is not None for v in (a.members, a.static, a.max_generation, a.faults, a.mode,
+                                        a.max_ids_per_client))
     members = defaults.dynamic if a.members is None else a.members
     static = defaults.static if a.static is None else a.static
     max_generation = defaults.max_generation if a.max_generation is None else a.max_generation
@@ -103,6 +110,8 @@ def bounds_of(a: argparse.Namespace, defaults: Bounds, *, most: int, beyond: str
     at_least("--static", static, 0)
     at_least("--max-generation", max_generation, 0)
     at_least("--group-max-size", a.group_max_size, 1)
+    ids = defaults.max_ids_per_client if a.max_ids_per_client is None else a.max_ids_per_client
+    at_least("--max-ids-per-client", ids, 1)
     if members + static < 1:
         raise BadInput("need at least one member (--members/--static)")
     if members + static > most:
@@ -110,7 +119,8 @@ def bounds_of(a: argparse.Namespace, defaults: Bounds, *, most: int, beyond: str
     faults = defaults.faults if a.faults is None else parse_faults(a.faults)
     bounds = Bounds(dynamic=members, static=static, max_generation=max_generation, faults=faults,
                     mode=defaults.mode if a.mode is None else a.mode,
-                    require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size)
+                    require_known_member_id=not a.v3_joins, group_max_size=a.group_max_size,
+                    max_ids_per_client=ids)
     return bounds, given
 
 

@@ -7,6 +7,10 @@
 use crate::model::*;
 use crate::step::*;
 use smallvec::SmallVec;
+use std::rc::Rc;
+
+/// The explorer's transition-invariant verdicts of one step (bit i: its invariant i is violated).
+pub type Verdicts<'a> = &'a dyn Fn(&Group, &Input, &Transition) -> u64;
 
 pub const FAULTS: [&str; 9] =
     ["session", "rebalance", "unload", "lost", "crash", "offsets", "stall", "append", "impersonate"];
@@ -83,11 +87,22 @@ impl Action {
 pub struct Successor {
     pub world: World,
     pub input: Option<Input>,
-    pub transition: Option<Transition>,
+    pub transition: Option<Rc<Transition>>,
+    /// The memo's transition-invariant verdicts (`successors_memo`; None otherwise).
+    pub verdicts: Option<u64>,
     pub fault: bool,
     /// Which delivered responses are lost (fault "lost"): bit nd-1-k for delivery k, of nd
     /// (abstract.py's `Action.variant`; the lockstep shows it to the client).
     pub lost: (u32, u8),
+}
+
+/// What every successor of one action shares (`Model::emit`).
+struct Emit<'a> {
+    a: &'a Action,
+    inp: &'a Input,
+    /// A fault whatever is lost: the action is a fault, or the append fails, or it expires a
+    /// live member.
+    fault: bool,
 }
 
 pub struct Model {
@@ -379,18 +394,51 @@ impl Model {
 
     /// AbstractModel.successors, in its order, into `out` (cleared first).
     pub fn successors_into(&self, w: &World, out: &mut Vec<Successor>) -> Result<(), StepError> {
+        self.successors_with(w, None, out)
+    }
+
+    /// `successors_into` with the table steps memoised by (group, input) in `memo`, and each
+    /// step's transition-invariant verdicts (`verdicts`, computed once per memoised step) in
+    /// `Successor::verdicts`. The same successors, in the same order.
+    pub fn successors_memo(
+        &self,
+        w: &World,
+        memo: &mut StepMemo,
+        verdicts: Verdicts,
+        out: &mut Vec<Successor>,
+    ) -> Result<(), StepError> {
+        memo.enter(&w.group);
+        self.successors_with(w, Some((memo, verdicts)), out)
+    }
+
+    fn successors_with(
+        &self,
+        w: &World,
+        mut memo: Option<(&mut StepMemo, Verdicts)>,
+        out: &mut Vec<Successor>,
+    ) -> Result<(), StepError> {
         out.clear();
         for mut a in self.actions(w) {
-            self.apply(w, &a, out)?;
+            self.apply_with(w, &a, memo.as_mut().map(|(m, v)| (&mut **m, *v)), out)?;
             if self.append_variant(&a) {
                 a.append_fails = true;
-                self.apply(w, &a, out)?;
+                self.apply_with(w, &a, memo.as_mut().map(|(m, v)| (&mut **m, *v)), out)?;
             }
         }
         Ok(())
     }
 
     pub(crate) fn apply(&self, w: &World, a: &Action, out: &mut Vec<Successor>) -> Result<(), StepError> {
+        self.apply_with(w, a, None, out)
+    }
+
+    fn apply_with(
+        &self,
+        w: &World,
+        a: &Action,
+        memo: Option<(&mut StepMemo, Verdicts)>,
+        out: &mut Vec<Successor>,
+    ) -> Result<(), StepError> {
         match a.kind {
             ActKind::Crash => {
                 let used = Self::parked_rids(&w.group);
@@ -400,19 +448,19 @@ impl Model {
                 }
                 let mut clients = w.clients.clone();
                 clients[a.client as usize] = Client::fresh(epoch);
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: true, lost: (0, 0) });
+                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, verdicts: None, fault: true, lost: (0, 0) });
                 return Ok(());
             }
             ActKind::Stall => {
                 let mut clients = w.clients.clone();
                 clients[a.client as usize].phase = Phase::Stalled;
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: true, lost: (0, 0) });
+                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, verdicts: None, fault: true, lost: (0, 0) });
                 return Ok(());
             }
             ActKind::RequestTimeout => {
                 let mut clients = w.clients.clone();
                 clients[a.client as usize].phase = Phase::Idle;
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, fault: false, lost: (0, 0) });
+                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, verdicts: None, fault: false, lost: (0, 0) });
                 return Ok(());
             }
             _ => {}
@@ -437,39 +485,58 @@ impl Model {
             ActKind::Impersonate | ActKind::Timer(Ev::PartitionUnload) | ActKind::Timer(Ev::OffsetsExpire)
         );
         let expires_live = self.expires_live_member(w, a);
-        for t in step_all(&self.table, &w.group, &inp, settings)? {
-            let mut group = t.after.clone();
-            normalize(&mut group);
-            let deliveries = self.deliveries(w, &t, a);
-            let nd = deliveries.len();
-            // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
-            let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
-            let mut pending: SmallVec<[(Clients, bool, u32); 4]> = SmallVec::new();
-            for bits in 0..variants {
-                let clients = self.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
-                let fault = fault_kind || bits != 0 || a.append_fails || expires_live;
-                pending.push((clients, fault, bits));
-            }
-            drop(deliveries);
-            let last = pending.len() - 1;
-            let mut t = Some(t);
-            let mut group = Some(group);
-            for (k, (clients, fault, bits)) in pending.into_iter().enumerate() {
-                let (transition, group) = if k == last {
-                    (t.take(), group.take().unwrap_or_default())
-                } else {
-                    (t.clone(), group.clone().unwrap_or_default())
+        let ctx = Emit { a, inp: &inp, fault: fault_kind || a.append_fails || expires_live };
+        match memo {
+            Some((m, v)) => {
+                let made = |t: Transition| {
+                    let mut after = t.after.clone();
+                    normalize(&mut after);
+                    let verdicts = v(&w.group, &inp, &t);
+                    MemoStep { t: Rc::new(t), after, verdicts }
                 };
-                out.push(Successor {
-                    world: World { group, clients },
-                    input: Some(inp.clone()),
-                    transition,
-                    fault,
-                    lost: (bits, nd as u8),
-                });
+                for st in m.steps(&self.table, &w.group, &inp, settings, a.append_fails, made)?.iter() {
+                    self.emit(w, &ctx, &st.t, st.after.clone(), Some(st.verdicts), out);
+                }
+            }
+            None => {
+                for t in step_all(&self.table, &w.group, &inp, settings)? {
+                    let mut after = t.after.clone();
+                    normalize(&mut after);
+                    self.emit(w, &ctx, &Rc::new(t), after, None, out);
+                }
             }
         }
         Ok(())
+    }
+
+    /// The successors of one step: one per subset of its deliveries lost (fault "lost"), in
+    /// abstract.py's order, each with the group after the step (`after`, normalised).
+    fn emit(
+        &self,
+        w: &World,
+        ctx: &Emit,
+        t: &Rc<Transition>,
+        after: Group,
+        verdicts: Option<u64>,
+        out: &mut Vec<Successor>,
+    ) {
+        let deliveries = self.deliveries(w, t, ctx.a);
+        let nd = deliveries.len();
+        // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
+        let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
+        let mut after = Some(after);
+        for bits in 0..variants {
+            let clients = self.deliver(w, ctx.a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
+            let group = if bits + 1 == variants { after.take().unwrap_or_default() } else { after.clone().unwrap_or_default() };
+            out.push(Successor {
+                world: World { group, clients },
+                input: Some(ctx.inp.clone()),
+                transition: Some(t.clone()),
+                verdicts,
+                fault: ctx.fault || bits != 0,
+                lost: (bits, nd as u8),
+            });
+        }
     }
 
     fn expires_live_member(&self, w: &World, a: &Action) -> bool {

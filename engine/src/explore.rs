@@ -7,7 +7,7 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::step::StepError;
+use crate::step::{StepError, StepMemo, Transition};
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
@@ -35,7 +35,17 @@ pub struct Options {
     /// Fast first counterexample: stop once each of these has a counterexample (a safety
     /// violation settles LIVENESS, which is only checked on runs without one). None: explore all.
     pub settle: Option<Vec<String>>,
+    /// Memoise the table step and the transition-invariant verdicts by (group, input)
+    /// (`step::StepMemo`; never for a table that calls back into Python). Off: every successor
+    /// steps the table afresh. The results are the same. Off by default: on the classic table
+    /// the memo answers only half to two thirds of the lookups (a group rarely recurs with the
+    /// same request ids), and a lookup (hashing the input, comparing the group) costs about as
+    /// much as the step, so it is slower (benchmarks/explore_results.md, 2026-11-26).
+    pub memo: bool,
 }
+
+/// The step memo's entries (`step::StepMemo`).
+pub const MEMO_SLOTS: usize = 1 << 12;
 
 #[derive(Clone, Debug)]
 pub struct Found {
@@ -72,6 +82,9 @@ pub struct Outcome {
     /// Why the run stopped before exploring everything within the bounds ("" = it did not).
     pub cut_short: String,
     pub liveness_checked: bool,
+    /// The step memo's lookups answered from it and made afresh.
+    pub memo_hits: u64,
+    pub memo_misses: u64,
 }
 
 /// The visited states: a hash table of state indices over an arena of canonical keys (state i's
@@ -293,6 +306,18 @@ pub fn explore(
     let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
     let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();
 
+    let memo_on = opts.memo && !model.table.calls_back() && transition_invs.len() <= 64;
+    let mut memo = StepMemo::new(if memo_on { MEMO_SLOTS } else { 1 });
+    let verdicts = |before: &Group, inp: &Input, t: &Transition| -> u64 {
+        let mut v = 0u64;
+        for (i, inv) in transition_invs.iter().enumerate() {
+            if transition_violated(*inv, &model.table.rows, before, inp, t) {
+                v |= 1 << i;
+            }
+        }
+        v
+    };
+
     let init = model.initial();
     canon.key(&init, &mut key);
     encode_world(&init, &mut enc)?;
@@ -341,7 +366,12 @@ pub fn explore(
         if quiescent(&w.group) {
             quiet.set(node as usize);
         }
-        match model.successors_into(&w, &mut succs) {
+        let found = if memo_on {
+            model.successors_memo(&w, &mut memo, &verdicts, &mut succs)
+        } else {
+            model.successors_into(&w, &mut succs)
+        };
+        match found {
             Ok(()) => {}
             Err(StepError::Defect(_)) => {
                 violate(&mut violations, WELL_FORMED, node, None);
@@ -358,8 +388,12 @@ pub fn explore(
                 for r in &t.rows {
                     rows_fired[*r as usize] += 1;
                 }
-                for inv in &transition_invs {
-                    if transition_violated(*inv, &model.table.rows, &w.group, inp, t) {
+                for (i, inv) in transition_invs.iter().enumerate() {
+                    let bad = match s.verdicts {
+                        Some(v) => v & (1 << i) != 0,
+                        None => transition_violated(*inv, &model.table.rows, &w.group, inp, t),
+                    };
+                    if bad {
                         violate(&mut violations, inv_name(*inv), node, Some(k as u32));
                     }
                 }
@@ -372,14 +406,14 @@ pub fn explore(
                     }
                 }
             }
-            encode_world(&s.world, &mut enc)?;
-            if enc == here {
+            if s.world == w {
                 targets.push((node, s.fault));
                 continue;
             }
             canon.key(&s.world, &mut key);
             let (nxt, new) = store.intern(&key)?;
             if new {
+                encode_world(&s.world, &mut enc)?;
                 queue.push(&enc)?;
                 parent.push(node);
                 ord.push(u16::try_from(k).map_err(|_| "more than 65,535 successors of one state".to_string())?);
@@ -465,7 +499,8 @@ pub fn explore(
         + 4 * levels.0.len()
         + expanded.bytes()
         + quiet.bytes()
-        + calm.stream.len();
+        + calm.stream.len()
+        + memo.bytes();
     // the keys and the queue are not needed past the search
     drop(queue);
     drop(store);
@@ -554,6 +589,8 @@ pub fn explore(
         ord,
         cut_short,
         liveness_checked,
+        memo_hits: memo.hits,
+        memo_misses: memo.misses,
     })
 }
 

@@ -263,7 +263,7 @@ pub fn metadata_for(v: u8, name: u8) -> Option<u8> {
 pub const SESSION_MS: i32 = 10000;
 pub const REBALANCE_MS: i32 = 30000;
 
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub struct Member {
     pub id: Mid,
     pub instance: Inst,
@@ -280,14 +280,14 @@ pub struct Member {
     pub pending_sync: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct JoinTimer {
     pub initial: bool,
     pub delay: i32,
     pub remaining: i32,
 }
 
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub struct Persisted {
     pub state: State,
     pub generation: i32,
@@ -297,7 +297,7 @@ pub struct Persisted {
     pub members: Members,
 }
 
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub struct Group {
     pub state: State,
     pub generation: i32,
@@ -376,7 +376,7 @@ impl Group {
 }
 
 /// A JoinGroupRequest of model/messages.py, as the abstract model sends it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct JoinReq {
     pub member: Mid,
     pub ptype: u8,
@@ -390,7 +390,7 @@ pub struct JoinReq {
 }
 
 /// A request of model/messages.py, as the abstract model sends them.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub enum Req {
     Join(JoinReq),
     Sync {
@@ -466,7 +466,7 @@ impl Req {
 }
 
 /// model/state.py Input.
-#[derive(Clone, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub struct Input {
     pub kind: Ev,
     pub req: Option<Req>,

@@ -302,3 +302,49 @@ mod lockstep {
         assert!(seen.0.iter().all(|f| f.shown_by == 0));
     }
 }
+
+#[test]
+fn the_step_memo_answers_each_key_with_its_own_step() {
+    let rows = vec![
+        RowData { error: "UNKNOWN_MEMBER_ID".into(), ..row("Missing/JoinGroup/x", "JoinGroup", &[], "error", None, &[]) },
+        RowData { error: "NOT_COORDINATOR".into(), ..row("Missing/Heartbeat/x", "Heartbeat", &[], "error", None, &[]) },
+    ];
+    let t = Table::new(rows, vec![], fields(), group_fields()).unwrap_or_else(|e| panic!("{e}"));
+    let s = Settings {
+        min_session_timeout_ms: 0,
+        max_session_timeout_ms: 0,
+        group_max_size: 1,
+        initial_rebalance_delay_ms: 0,
+        new_member_join_timeout_ms: 0,
+        append_ok: true,
+        append_error: E_NONE,
+    };
+    let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
+    let beat = Input { kind: Ev::Heartbeat, ..join.clone() };
+    let g = Group::default();
+    let make = |t: Transition| MemoStep { after: t.after.clone(), t: std::rc::Rc::new(t), verdicts: 7 };
+    let reply = |m: &mut StepMemo, x: &Input, variant: bool| {
+        let steps = m.steps(&t, &g, x, &s, variant, make).unwrap_or_else(|_| panic!("the step failed"));
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].verdicts, 7);
+        steps[0].t.reply.as_ref().and_then(|r| r.error())
+    };
+    // one slot: every key lands in it, so a lookup that compared less than the whole key would
+    // answer a heartbeat with the join's step
+    let mut m = StepMemo::new(1);
+    m.enter(&g);
+    let (a, b) = (reply(&mut m, &join, false), reply(&mut m, &beat, false));
+    assert_ne!(a, b, "a join and a heartbeat get different replies");
+    assert_eq!((m.hits, m.misses), (0, 2));
+    assert_eq!(reply(&mut m, &beat, false), b);
+    assert_eq!((m.hits, m.misses), (1, 2));
+    assert_eq!(reply(&mut m, &beat, true), b); // the other settings: a step of its own
+    assert_eq!(reply(&mut m, &join, false), a);
+    assert_eq!((m.hits, m.misses), (1, 4));
+    // the same input on another group is another step
+    let other = Group { generation: 3, ..Group::default() };
+    m.enter(&other);
+    let steps = m.steps(&t, &other, &join, &s, false, make).unwrap_or_else(|_| panic!("the step failed"));
+    assert_eq!(steps[0].t.after.generation, 3);
+    assert_eq!((m.hits, m.misses), (1, 5));
+}

@@ -36,7 +36,7 @@ from groupspec.options import (
 HELP: Final = "model-check the table: explore its state space and check every invariant"
 DESCRIPTION: Final = (
     "Explore the transition table's state space and check every invariant. With no bound option "
-    "(--members, --static, --max-generation, --faults, --mode) it runs the default plan "
+    "(--members, --static, --max-generation, --faults, --mode, --max-ids-per-client) it runs the default plan "
     "(check/plan.py: several explorations whose row coverage is merged); with any, it runs exactly "
     "those bounds, the defaults below filling in the rest.")
 

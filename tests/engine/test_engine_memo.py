@@ -1,0 +1,85 @@
+"""The step memo (engine/src/step.rs StepMemo: the table step and the transition-invariant verdicts
+memoised by (group, input)) changes nothing the explorer finds: with and without it the native
+engine reports the same states, edges, depth, frontier, row counts and violations with the same
+paths, on bounds of the default plan and on every mutant whose broken property is a transition
+invariant (so the memoised verdicts must report each violation where the fresh step does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from check.abstract import Bounds
+from check.mutants import MUTANT_BOUNDS, MUTANTS
+from check.native import make_engine
+from model.dsl import Guard, Table
+from model.invariants import INVARIANTS
+from model.table import CLASSIC_TABLE, URGENT
+
+SRS = frozenset({"session", "rebalance", "stall"})
+BOUNDS = (Bounds(dynamic=3, max_generation=1, faults=SRS),
+          Bounds(dynamic=2, max_generation=1, max_ids_per_client=1,
+                 faults=frozenset({"session", "rebalance", "crash", "stall"})),
+          Bounds(dynamic=1, static=1, max_generation=1, max_ids_per_client=1,
+                 faults=frozenset({"session", "rebalance", "unload", "lost", "crash", "offsets",
+                                   "stall", "append", "impersonate"})))
+CRASH = Bounds(dynamic=2, max_generation=2, max_ids_per_client=1,
+               faults=frozenset({"session", "rebalance", "crash", "stall"}))
+STATIC = Bounds(dynamic=1, static=1, max_generation=2, max_ids_per_client=1,
+                faults=frozenset({"session", "rebalance", "crash", "stall", "impersonate"}))
+TRANSITION_MUTANTS = sorted(n for n, (_, inv, _) in MUTANTS.items()
+                            if inv in INVARIANTS and INVARIANTS[inv].kind == "transition")
+
+
+def _mutant_bounds(name: str) -> Bounds:
+    """Bounds where the mutant's violation is found (closed mode where it can be: in open mode a
+    world is its group alone, so few steps repeat)."""
+    if name in ("commit-stale-accepted", "static-join-in-completing-keeps-generation"):
+        return STATIC
+    return MUTANT_BOUNDS.get(name, CRASH)
+
+
+def _run(table: Table, urgent: tuple[tuple[str, Guard], ...], b: Bounds, memo: bool,
+         invariants: list[str], stop: bool = False) -> dict[str, Any]:
+    engine = make_engine(table, urgent, b, invariants)[0]
+    raw: dict[str, Any] = engine.explore(True, invariants, True, 60000, False, stop, False,
+                         ["quiescence-reachable", "parked-requests-answered"], [], None, [],
+                         memo=memo)
+    return raw
+
+
+def _found(raw: dict[str, Any]) -> tuple[object, ...]:
+    """Everything the run found (not its time, memory or memo counters)."""
+    return (raw["states"], raw["edges"], raw["depth"], raw["frontier"], raw["rows_fired"],
+            raw["cut_short"], raw["liveness_checked"], raw["violations"])
+
+
+@pytest.mark.parametrize("b", BOUNDS, ids=[b.describe() for b in BOUNDS])
+def test_memoised_and_fresh_steps_find_the_same(b: Bounds) -> None:
+    names = list(INVARIANTS)
+    memo, fresh = (_run(CLASSIC_TABLE, URGENT, b, m, names) for m in (True, False))
+    hits, misses = memo["memo"]
+    assert hits > 0 and misses > 0  # the memo was used, and answered most lookups
+    assert fresh["memo"] == (0, 0)  # the fresh run never asked it
+    assert _found(memo) == _found(fresh)
+    assert memo["violations"] == []
+
+
+@pytest.mark.parametrize("name", TRANSITION_MUTANTS)
+def test_memoised_verdicts_report_each_transition_violation(name: str) -> None:
+    table, invariant, _ = MUTANTS[name]
+    b = _mutant_bounds(name)
+    memo, fresh = (_run(table, URGENT, b, m, [invariant], stop=True) for m in (True, False))
+    assert sum(memo["memo"]) > 0  # the verdicts came through the memo (made there on a miss)
+    assert invariant in {v[0] for v in memo["violations"]}
+    assert _found(memo) == _found(fresh)
+
+
+def test_negative_control_the_comparison_sees_a_changed_table() -> None:
+    # a mutant differs from the classic table at these bounds: the comparison above must see it
+    table, invariant, _ = MUTANTS["no-generation-bump"]
+    broken = _run(table, URGENT, CRASH, True, [invariant])
+    classic = _run(CLASSIC_TABLE, URGENT, CRASH, True, [invariant])
+    assert _found(broken) != _found(classic)
+    assert classic["violations"] == [] and broken["violations"]
