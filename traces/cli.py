@@ -85,19 +85,28 @@ def _table_row_ids() -> tuple[str, ...]:
 
 
 def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
-    from traces.local import run_local
+    """The single-process run, streamed: verdicts and rejects are written as they are made, and the
+    spill files of the external sort by group live inside the output being built (removed before
+    it is published)."""
+    import shutil
+
+    from traces.local import stream_local
 
     with AtomicOutput(Path(output), options.overwrite) as out:
-        result = run_local(inputs)
-        result.counts.check()
-        coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | result.coverage
-        for name, rows in (
-            ("verdicts", result.verdicts),
-            ("rejects", result.rejects),
-            ("coverage", [{"key": k, "count": v} for k, v in sorted(coverage.items())]),
-        ):
-            with out.create(f"{name}.jsonl") as handle:
-                for row in rows:
-                    handle.write(json.dumps(row) + "\n")
-        out.commit(result.counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)"})
-    return result.counts
+        scratch = out.path("_spill")
+        scratch.mkdir()
+        with out.create("verdicts.jsonl") as verdicts, out.create("rejects.jsonl") as rejects:
+            handles = {"verdict": verdicts, "reject": rejects}
+
+            def emit(table: str, row: dict[str, Any]) -> None:
+                handles[table].write(json.dumps(row) + "\n")
+
+            counts, covered = stream_local(inputs, emit, scratch)
+        shutil.rmtree(scratch)
+        counts.check()
+        coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | covered
+        with out.create("coverage.jsonl") as handle:
+            for k, v in sorted(coverage.items()):
+                handle.write(json.dumps({"key": k, "count": v}) + "\n")
+        out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)"})
+    return counts
