@@ -27,6 +27,7 @@ class ReplayOptions:
     overwrite: bool = False  # replace an existing output directory
     local: bool = False  # in this Python process, without Spark
     progress: Optional[bool] = None  # stage progress on stderr (None: when stderr is a terminal)
+    engine: str = "native"  # the replay's step: "native" (engine/, Python judges what it hands back) or "python"
 
 
 def replay(inputs: Sequence[str], output: str, options: ReplayOptions = ReplayOptions()) -> Counts:
@@ -36,10 +37,27 @@ def replay(inputs: Sequence[str], output: str, options: ReplayOptions = ReplayOp
 
     check_output_apart(inputs, output)
     classified = classify(list(inputs))
+    options = _resolve_engine(options, classified.fmt)
     try:
         return _run_local(classified, output, options) if options.local else _run_spark(classified, output, options)
     except CountMismatch as e:
         raise Incomplete(f"counts do not add up, output not published: {e}") from e
+
+
+def _resolve_engine(options: ReplayOptions, fmt: str) -> ReplayOptions:
+    """The engine the run uses: native unless asked for python, or the native one cannot be had
+    (not built, or the table names something it lacks: said on stderr, the run goes on in Python)."""
+    from dataclasses import replace
+
+    from check.native_replay import replayer_for
+
+    if fmt != "trace" or options.engine == "python":
+        return options
+    _, why = replayer_for(options.engine)
+    if why is None:
+        return options
+    print(f"replay: {why}; replaying in Python (--engine python)", file=sys.stderr)
+    return replace(options, engine="python")
 
 
 def print_counts(counts: Counts) -> None:
@@ -69,8 +87,8 @@ def _run_spark(inputs: Any, output: str, options: ReplayOptions) -> Counts:
         rows = _table_row_ids() if inputs.fmt == "trace" else ()
         if progress:
             with job.Progress(spark):
-                return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows)
-        return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows)
+                return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine)
+        return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine)
     finally:
         spark.stop()
 
@@ -90,6 +108,7 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
     it is published)."""
     import shutil
 
+    from check.native_replay import replayer_for
     from traces.local import stream_local
 
     with AtomicOutput(Path(output), options.overwrite) as out:
@@ -101,12 +120,14 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
             def emit(table: str, row: dict[str, Any]) -> None:
                 handles[table].write(json.dumps(row) + "\n")
 
-            counts, covered = stream_local(inputs, emit, scratch)
+            native = replayer_for(options.engine)[0] if inputs.fmt == "trace" else None
+            counts, covered = stream_local(inputs, emit, scratch, native=native)
         shutil.rmtree(scratch)
         counts.check()
         coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | covered
         with out.create("coverage.jsonl") as handle:
             for k, v in sorted(coverage.items()):
                 handle.write(json.dumps({"key": k, "count": v}) + "\n")
-        out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)"})
+        out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)",
+                                       "engine": options.engine if inputs.fmt == "trace" else "python"})
     return counts

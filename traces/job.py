@@ -123,14 +123,19 @@ def stage1_log(batches: Iterator[Any]) -> Iterator[Any]:
 # --- stage 2 ---------------------------------------------------------------------------------
 
 
-def make_stage2(fmt: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """Stage 2 on an executor; `engine` native: the native replay judges each trace group first
+    (the Python replay if the engine cannot be had there)."""
+
     def stage2(batches: Iterator[Any]) -> Iterator[Any]:
+        from check.native_replay import replayer_for
         from traces.logcheck import default_edges
         from traces.replay import default_model_factory
 
         schema = _output_schema()
+        native = replayer_for(engine)[0] if fmt == TRACE else None
         judge = (
-            PartitionJudge(fmt, factory=default_model_factory())
+            PartitionJudge(fmt, factory=default_model_factory(), native=native)
             if fmt == TRACE
             else PartitionJudge(fmt, edges=default_edges())
         )
@@ -263,6 +268,7 @@ def run(
     partitions: int,
     overwrite: bool = False,
     table_rows: tuple[str, ...] = (),
+    engine: str = "native",
 ) -> Counts:
     """Run the whole job; publishes `output` atomically and returns the checked counts."""
     from pyspark.sql import functions as F
@@ -275,7 +281,7 @@ def run(
         judged = (
             staged.repartition(partitions, key)
             .sortWithinPartitions(*order)
-            .mapInArrow(make_stage2(inputs.fmt), OUTPUT_DDL)
+            .mapInArrow(make_stage2(inputs.fmt, engine), OUTPUT_DDL)
         )
         stage_dir = str(out.path("_stage"))
         judged.write.partitionBy("table").parquet(stage_dir)
@@ -326,6 +332,7 @@ def run(
                 "events_per_s": round(counts.replayed / elapsed) if elapsed > 0 else None,
                 "master": spark.sparkContext.master,
                 "partitions": partitions,
+                "engine": engine,
             }
         )
     return counts

@@ -261,15 +261,16 @@ def _spill_good_rows(inputs: Inputs, spill: Spill) -> Iterator[Any]:
 
 
 def stream_local(inputs: Inputs, emit: Emit, scratch: Path, factory: Optional[ModelFactory] = None,
-                 edges: Optional[Edges] = None) -> tuple[Counts, dict[str, int]]:
+                 edges: Optional[Edges] = None, native: Optional[Any] = None) -> tuple[Counts, dict[str, int]]:
     """The whole pipeline, spilling under the existing directory `scratch`; each verdict and reject
-    goes to `emit` as it is made. Returns the counts and the row coverage."""
+    goes to `emit` as it is made. `native`: the native replayer (check/native_replay.py), which
+    judges each trace group first. Returns the counts and the row coverage."""
     import itertools
 
     if inputs.fmt == LOG:
         judge = PartitionJudge(inputs.fmt, edges=edges or default_edges())
     else:
-        judge = PartitionJudge(inputs.fmt, factory=factory or default_model_factory())
+        judge = PartitionJudge(inputs.fmt, factory=factory or default_model_factory(), native=native)
     spill = Spill(scratch, bucket_count(inputs))
     replayed = rejected = groups = violations = incomplete = 0
     for out in judge.judge(itertools.chain(_spill_good_rows(inputs, spill), spill.sorted_batches(inputs.fmt))):
@@ -292,7 +293,8 @@ def stream_local(inputs: Inputs, emit: Emit, scratch: Path, factory: Optional[Mo
 
 
 def run_local(
-    inputs: Inputs, factory: Optional[ModelFactory] = None, edges: Optional[Edges] = None
+    inputs: Inputs, factory: Optional[ModelFactory] = None, edges: Optional[Edges] = None,
+    native: Optional[Any] = None,
 ) -> LocalResult:
     """`stream_local` with the output rows collected (spilling to a temporary directory)."""
     result = LocalResult(Counts(0, 0, 0, 0, 0, 0, 0))
@@ -301,7 +303,7 @@ def run_local(
         (result.verdicts if table == "verdict" else result.rejects).append(row)
 
     with tempfile.TemporaryDirectory(prefix="groupspec-spill-") as scratch:
-        result.counts, result.coverage = stream_local(inputs, keep, Path(scratch), factory, edges)
+        result.counts, result.coverage = stream_local(inputs, keep, Path(scratch), factory, edges, native)
     return result
 
 

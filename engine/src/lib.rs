@@ -8,17 +8,22 @@
 #![forbid(unsafe_code)]
 
 pub mod abstract_model;
+pub mod concrete;
+pub mod concrete_replay;
 pub mod explore;
 pub mod invariants;
 pub mod lockstep;
 pub mod model;
 pub mod properties;
+pub mod pyrandom;
 pub mod step;
 
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
 mod python_lockstep;
+#[cfg(feature = "python")]
+mod python_concrete;
 
 #[cfg(test)]
 mod tests;

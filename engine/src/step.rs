@@ -1366,6 +1366,11 @@ impl Table {
         Ok(Table { rows, index, urgent: urg, py_atoms, callbacks })
     }
 
+    /// The rows of (state, event), in table order (the concrete replay matches them itself).
+    pub fn candidates(&self, state: State, event: Ev) -> &[usize] {
+        self.index.get(&(state, event)).map(Vec::as_slice).unwrap_or(&[])
+    }
+
     /// A literal's atom, natively or through Python.
     pub fn eval(&self, a: Lit, g: &Group, x: &Input, s: &Settings) -> Result<bool, StepError> {
         match a {
