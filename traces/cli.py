@@ -129,5 +129,6 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
             for k, v in sorted(coverage.items()):
                 handle.write(json.dumps({"key": k, "count": v}) + "\n")
         out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)",
-                                       "engine": options.engine if inputs.fmt == "trace" else "python"})
+                                       "engine": options.engine if inputs.fmt == "trace" else "python",
+                                       "native_step_s": round(native.seconds(), 3) if native is not None else 0})
     return counts

@@ -150,6 +150,9 @@ def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], I
             out.append({name: None for name in schema.names} | {"table": "ignored", "count": judge.ignored})
         if judge.duplicates:
             out.append({name: None for name in schema.names} | {"table": "duplicates", "count": judge.duplicates})
+        if native is not None:  # the native step's time in this task, for the summary's CPU split
+            out.append({name: None for name in schema.names} | {"table": "native_us",
+                                                                 "count": round(native.seconds() * 1e6)})
         if out:
             yield _to_batch(out, schema)
 
@@ -308,6 +311,7 @@ def run(
         ).first()
         ignored = staged_out.where(F.col("table") == "ignored").agg(F.sum("count")).first()[0] or 0
         duplicates = staged_out.where(F.col("table") == "duplicates").agg(F.sum("count")).first()[0] or 0
+        native_us = staged_out.where(F.col("table") == "native_us").agg(F.sum("count")).first()[0] or 0
         counts = Counts(
             rows=count_input_rows(spark, inputs),
             replayed=int(agg["replayed"] or 0),
@@ -333,6 +337,7 @@ def run(
                 "master": spark.sparkContext.master,
                 "partitions": partitions,
                 "engine": engine,
+                "native_step_s": round(native_us / 1e6, 3),
             }
         )
     return counts

@@ -739,3 +739,44 @@ pub fn replay_group<'a>(
     }
     r.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_are_decoded_at_least_as_strictly_as_codec() {
+        let hb = r#"{"type":"HeartbeatRequest","group_id":"g","member_id":"m","generation_id":1}"#;
+        assert!(matches!(decode_request(hb, "Heartbeat", "g"), Ok(Req::Heartbeat { generation: 1, .. })));
+        for bad in [
+            r#"{"type":"HeartbeatRequest","group_id":"g","member_id":"m","generation_id":true}"#,
+            r#"{"type":"HeartbeatRequest","group_id":"g","member_id":"m","generation_id":1.0}"#,
+            r#"{"type":"HeartbeatRequest","group_id":"g","member_id":"m"}"#,
+            r#"{"type":"HeartbeatRequest","group_id":"g","member_id":"m","generation_id":1,"extra":0}"#,
+            r#"{"type":"HeartbeatRequest","group_id":"other","member_id":"m","generation_id":1}"#,
+            r#"{"type":"SyncGroupRequest","group_id":"g","member_id":"m","generation_id":1}"#,
+            r#"{"type":"HeartbeatRequest","group_id":"g","member_id":"m","generation_id":1,"api_key":"SyncGroup"}"#,
+        ] {
+            assert!(decode_request(bad, "Heartbeat", "g").is_err(), "{bad}");
+        }
+        let commit = r#"{"type":"OffsetCommitRequest","group_id":"g","member_id":"","generation_id":-1,"offsets":[["t-0",5]]}"#;
+        assert!(decode_request(commit, "OffsetCommit", "g").is_ok());
+        let bad_tp = commit.replace("t-0", "t-x");
+        assert!(decode_request(&bad_tp, "OffsetCommit", "g").is_err());
+        let join = r#"{"type":"JoinGroupResponse","error":"NONE","members":[{"member_id":"a","group_instance_id":null,"metadata":"0A"}]}"#;
+        assert!(matches!(decode_response(join, "JoinGroup"), Ok(Resp::Join { generation: -1, .. })));
+        assert!(decode_response(&join.replace("0A", "0 A"), "JoinGroup").is_err());
+        assert!(decode_response(&join.replace("NONE", "NO_SUCH_ERROR"), "JoinGroup").is_err());
+    }
+
+    #[test]
+    fn ids_are_a_bijection() {
+        let mut ids = MemberIds::default();
+        let (a, b, x, y): (Str, Str, Str, Str) = ("a".into(), "b".into(), "x".into(), "y".into());
+        assert!(ids.unify(&a, &x) && ids.unify(&a, &x));
+        assert!(!ids.unify(&a, &y), "a is bound to x");
+        assert!(!ids.unify(&b, &x), "x is bound to a");
+        assert!(ids.unify(&b, &y));
+        assert!(ids.id(&empty_str(), &empty_str()) && !ids.id(&empty_str(), &x));
+    }
+}
