@@ -125,7 +125,7 @@ def stage1_log(batches: Iterator[Any]) -> Iterator[Any]:
 
 def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], Iterator[Any]]:
     """Stage 2 on an executor; `engine` native: the native replay judges each trace group first
-    (the Python replay if the engine cannot be had there)."""
+    (the driver chose python if it could not have the engine; an executor that cannot fails)."""
 
     def stage2(batches: Iterator[Any]) -> Iterator[Any]:
         from check.native_replay import replayer_for
@@ -133,7 +133,9 @@ def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], I
         from traces.replay import default_model_factory
 
         schema = _output_schema()
-        native = replayer_for(engine)[0] if fmt == TRACE else None
+        native, why = replayer_for(engine) if fmt == TRACE else (None, None)
+        if why is not None:  # the driver had the engine: an executor without it must not hide that
+            raise RuntimeError(f"executor: {why} (run with --engine python)")
         judge = (
             PartitionJudge(fmt, factory=default_model_factory(), native=native)
             if fmt == TRACE

@@ -10,6 +10,8 @@ payloads that do not decode or disagree with their columns, duplicated and out-o
 found here), and `coverage` rows (counts per table row or log edge).
 Every input row ends up in exactly one of: a verdict's `events`, a reject, or `ignored` (log lines
 of other loggers, counted by stage 1 and never staged).
+With the native replay (check/native_replay.py), stage 2 hands each whole trace group to the engine
+as a range of an Arrow batch; the engine calls it clean or hands it back to `judge_group` (Python).
 """
 
 from __future__ import annotations

@@ -1,0 +1,81 @@
+"""Benchmark of the trace replay with the native step against the Python step, in one run.
+
+    .venv/bin/python benchmarks/replay_native_bench.py --input T --work DIR [--runs local-native,...]
+
+Each run is the real command, in its own process:
+- `local-ENGINE`: `groupspec replay --local --engine ENGINE` under `/usr/bin/time -v` (wall time of the
+  whole command, maximum resident memory);
+- `spark-ENGINE`: `groupspec replay --master local[2] --partitions 32 --engine ENGINE` under
+  benchmarks/cpu_split.py (CPU seconds of the JVM, the Python workers and the driver); its
+  `elapsed_s` (summary.json) is the time after the JVM and session started.
+`native_step_s` (summary.json) is the time spent inside the engine's `judge` (the native step with its
+Arrow reads), summed over tasks: the native part of the Python workers' CPU. The trace is made with
+`groupspec traces generate`; results are recorded by hand in benchmarks/replay_native_results.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GROUPSPEC = str(ROOT / ".venv" / "bin" / "groupspec")
+
+
+def run(name: str, inputs: list[str], work: Path) -> dict[str, object]:
+    mode, engine = name.split("-")
+    out = work / f"out-{name}"
+    shutil.rmtree(out, ignore_errors=True)
+    replay = [GROUPSPEC, "replay", "--input", *inputs, "--output", str(out), "--engine", engine, "--no-progress"]
+    if mode == "local":
+        cmd = ["/usr/bin/time", "-v", *replay, "--local"]
+    else:
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "cpu_split.py"), "--",
+               *replay, "--master", "local[2]", "--partitions", "32"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    text = done.stdout + done.stderr
+    summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    result: dict[str, object] = {"run": name, "exit": done.returncode, "summary": summary}
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    split = re.search(r"^cpu_split: .*$", text, re.M)
+    if wall:
+        parts = [float(x) for x in wall.group(1).split(":")]
+        result["wall_s"] = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+    if rss:
+        result["max_rss_mb"] = int(rss.group(1)) // 1024
+    if split:
+        result["cpu_split"] = split.group(0)
+    if done.returncode not in (0, 1):
+        result["stderr"] = text[-2000:]
+    shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--input", nargs="+", required=True, help="trace files or directories")
+    p.add_argument("--work", required=True, help="directory for the outputs (removed after each run)")
+    p.add_argument("--runs", default="local-native,local-python,spark-native,spark-python",
+                   help="comma-separated runs: local-native, local-python, spark-native, spark-python")
+    args = p.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    for name in args.runs.split(","):
+        r = run(name, args.input, work)
+        s = r["summary"]
+        assert isinstance(s, dict)
+        events = s.get("replayed", 0)
+        seconds = r.get("wall_s") if name.startswith("local") else s.get("elapsed_s")
+        rate = f"{events / seconds:,.0f} events/s" if isinstance(seconds, (int, float)) and seconds else "?"
+        print(json.dumps(r | {"rate": rate}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
