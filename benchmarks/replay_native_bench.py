@@ -4,7 +4,7 @@
 
 Each run is the real command, in its own process:
 - `local-ENGINE`: `groupspec replay --local --engine ENGINE` under `/usr/bin/time -v` (wall time of the
-  whole command, maximum resident memory);
+  whole command, its CPU time (user + system), maximum resident memory);
 - `spark-ENGINE`: `groupspec replay --master local[2] --partitions 32 --engine ENGINE` under
   benchmarks/cpu_split.py (CPU seconds of the JVM, the Python workers and the driver); its
   `elapsed_s` (summary.json) is the time after the JVM and session started.
@@ -43,6 +43,10 @@ def run(name: str, inputs: list[str], work: Path) -> dict[str, object]:
     result: dict[str, object] = {"run": name, "exit": done.returncode, "summary": summary}
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    user = re.search(r"User time \(seconds\): ([\d.]+)", text)
+    system = re.search(r"System time \(seconds\): ([\d.]+)", text)
+    if user and system:
+        result["cpu_s"] = round(float(user.group(1)) + float(system.group(1)), 1)
     split = re.search(r"^cpu_split: .*$", text, re.M)
     if wall:
         parts = [float(x) for x in wall.group(1).split(":")]
@@ -73,7 +77,9 @@ def main() -> int:
         events = s.get("replayed", 0)
         seconds = r.get("wall_s") if name.startswith("local") else s.get("elapsed_s")
         rate = f"{events / seconds:,.0f} events/s" if isinstance(seconds, (int, float)) and seconds else "?"
-        print(json.dumps(r | {"rate": rate}), flush=True)
+        cpu = r.get("cpu_s")
+        per_cpu = f"{events / cpu:,.0f} events per CPU-second" if isinstance(cpu, float) and cpu else ""
+        print(json.dumps(r | {"rate": rate, "per_cpu": per_cpu}), flush=True)
     return 0
 
 
