@@ -21,7 +21,9 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GROUPSPEC = str(ROOT / ".venv" / "bin" / "groupspec")
@@ -61,16 +63,67 @@ def run(name: str, inputs: list[str], work: Path) -> dict[str, object]:
     return result
 
 
+class _Timed:
+    """The replayer with the process CPU time spent inside `judge` summed (the native step's CPU)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.cpu = 0.0
+
+    def judge(self, batch: Any, ranges: list[tuple[int, int]]) -> list[bool]:
+        t = time.process_time()
+        try:
+            out: list[bool] = self.inner.judge(batch, ranges)
+            return out
+        finally:
+            self.cpu += time.process_time() - t
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def stage2_split(inputs: list[str]) -> dict[str, object]:
+    """Stage 2 alone, in this process, on staged rows sorted by group (stage 1 not timed): CPU
+    seconds of the whole stage with the native step, the part inside the engine, and the same stage
+    with the Python step."""
+    import pyarrow.compute as pc
+
+    from check.native_replay import make_replayer
+    from traces.inputs import classify
+    from traces.local import BATCH_ROWS, staged_table
+    from traces.pipeline import PartitionJudge, sort_columns
+    from traces.replay import default_model_factory
+
+    classified = classify(inputs)
+    staged = staged_table(classified)
+    good = staged.filter(pc.is_null(staged["reject_reason"])).sort_by(sort_columns("trace"))
+    batches = good.to_batches(BATCH_ROWS)
+    out: dict[str, object] = {"run": "stage2-split", "events": good.num_rows}
+    timed = _Timed(make_replayer())
+    t = time.process_time()
+    verdicts = sum(1 for _ in PartitionJudge("trace", factory=default_model_factory(), native=timed).judge(batches))
+    out["native_stage2_cpu_s"] = round(time.process_time() - t, 2)
+    out["native_step_cpu_s"] = round(timed.cpu, 2)
+    t = time.process_time()
+    assert verdicts == sum(1 for _ in PartitionJudge("trace", factory=default_model_factory()).judge(batches))
+    out["python_stage2_cpu_s"] = round(time.process_time() - t, 2)
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--input", nargs="+", required=True, help="trace files or directories")
     p.add_argument("--work", required=True, help="directory for the outputs (removed after each run)")
     p.add_argument("--runs", default="local-native,local-python,spark-native,spark-python",
-                   help="comma-separated runs: local-native, local-python, spark-native, spark-python")
+                   help="comma-separated runs: local-native, local-python, spark-native, spark-python, "
+                        "stage2-split (stage 2 alone in this process: CPU with each step, and inside the engine)")
     args = p.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     for name in args.runs.split(","):
+        if name == "stage2-split":
+            print(json.dumps(stage2_split(args.input)), flush=True)
+            continue
         r = run(name, args.input, work)
         s = r["summary"]
         assert isinstance(s, dict)
