@@ -14,4 +14,5 @@ mutant or profile of it, built from its rows).
     profile_kafka4.py  Kafka 4.x's deliberate changes as row overrides
     diff.py            the lockstep search for client-visible differences between two tables, and its plan
     native_diff.py     the same lockstep search on the Rust engine, replayed into diff.py's records
+    native_replay.py   the trace replay's native step (the engine's concrete mode), for traces/pipeline.py
 """

@@ -27,6 +27,7 @@ class ReplayOptions:
     overwrite: bool = False  # replace an existing output directory
     local: bool = False  # in this Python process, without Spark
     progress: Optional[bool] = None  # stage progress on stderr (None: when stderr is a terminal)
+    engine: str = "native"  # the replay's step: "native" (engine/, Python judges what it hands back) or "python"
 
 
 def replay(inputs: Sequence[str], output: str, options: ReplayOptions = ReplayOptions()) -> Counts:
@@ -36,10 +37,27 @@ def replay(inputs: Sequence[str], output: str, options: ReplayOptions = ReplayOp
 
     check_output_apart(inputs, output)
     classified = classify(list(inputs))
+    options = _resolve_engine(options, classified.fmt)
     try:
         return _run_local(classified, output, options) if options.local else _run_spark(classified, output, options)
     except CountMismatch as e:
         raise Incomplete(f"counts do not add up, output not published: {e}") from e
+
+
+def _resolve_engine(options: ReplayOptions, fmt: str) -> ReplayOptions:
+    """The engine the run uses: native unless asked for python, or the native one cannot be had
+    (not built, or the table names something it lacks: said on stderr, the run goes on in Python)."""
+    from dataclasses import replace
+
+    from check.native_replay import replayer_for
+
+    if fmt != "trace" or options.engine == "python":
+        return options
+    _, why = replayer_for(options.engine)
+    if why is None:
+        return options
+    print(f"replay: {why}; replaying in Python (--engine python)", file=sys.stderr)
+    return replace(options, engine="python")
 
 
 def print_counts(counts: Counts) -> None:
@@ -69,8 +87,8 @@ def _run_spark(inputs: Any, output: str, options: ReplayOptions) -> Counts:
         rows = _table_row_ids() if inputs.fmt == "trace" else ()
         if progress:
             with job.Progress(spark):
-                return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows)
-        return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows)
+                return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine)
+        return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine)
     finally:
         spark.stop()
 
@@ -85,19 +103,32 @@ def _table_row_ids() -> tuple[str, ...]:
 
 
 def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
-    from traces.local import run_local
+    """The single-process run, streamed: verdicts and rejects are written as they are made, and the
+    spill files of the external sort by group live inside the output being built (removed before
+    it is published)."""
+    import shutil
+
+    from check.native_replay import replayer_for
+    from traces.local import stream_local
 
     with AtomicOutput(Path(output), options.overwrite) as out:
-        result = run_local(inputs)
-        result.counts.check()
-        coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | result.coverage
-        for name, rows in (
-            ("verdicts", result.verdicts),
-            ("rejects", result.rejects),
-            ("coverage", [{"key": k, "count": v} for k, v in sorted(coverage.items())]),
-        ):
-            with out.create(f"{name}.jsonl") as handle:
-                for row in rows:
-                    handle.write(json.dumps(row) + "\n")
-        out.commit(result.counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)"})
-    return result.counts
+        scratch = out.path("_spill")
+        scratch.mkdir()
+        with out.create("verdicts.jsonl") as verdicts, out.create("rejects.jsonl") as rejects:
+            handles = {"verdict": verdicts, "reject": rejects}
+
+            def emit(table: str, row: dict[str, Any]) -> None:
+                handles[table].write(json.dumps(row) + "\n")
+
+            native = replayer_for(options.engine)[0] if inputs.fmt == "trace" else None
+            counts, covered = stream_local(inputs, emit, scratch, native=native)
+        shutil.rmtree(scratch)
+        counts.check()
+        coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | covered
+        with out.create("coverage.jsonl") as handle:
+            for k, v in sorted(coverage.items()):
+                handle.write(json.dumps({"key": k, "count": v}) + "\n")
+        out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)",
+                                       "engine": options.engine if inputs.fmt == "trace" else "python",
+                                       "native_step_s": round(native.seconds(), 3) if native is not None else 0})
+    return counts

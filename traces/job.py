@@ -123,14 +123,21 @@ def stage1_log(batches: Iterator[Any]) -> Iterator[Any]:
 # --- stage 2 ---------------------------------------------------------------------------------
 
 
-def make_stage2(fmt: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """Stage 2 on an executor; `engine` native: the native replay judges each trace group first
+    (the driver chose python if it could not have the engine; an executor that cannot fails)."""
+
     def stage2(batches: Iterator[Any]) -> Iterator[Any]:
+        from check.native_replay import replayer_for
         from traces.logcheck import default_edges
         from traces.replay import default_model_factory
 
         schema = _output_schema()
+        native, why = replayer_for(engine) if fmt == TRACE else (None, None)
+        if why is not None:  # the driver had the engine: an executor without it must not hide that
+            raise RuntimeError(f"executor: {why} (run with --engine python)")
         judge = (
-            PartitionJudge(fmt, factory=default_model_factory())
+            PartitionJudge(fmt, factory=default_model_factory(), native=native)
             if fmt == TRACE
             else PartitionJudge(fmt, edges=default_edges())
         )
@@ -145,6 +152,9 @@ def make_stage2(fmt: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
             out.append({name: None for name in schema.names} | {"table": "ignored", "count": judge.ignored})
         if judge.duplicates:
             out.append({name: None for name in schema.names} | {"table": "duplicates", "count": judge.duplicates})
+        if native is not None:  # the native step's time in this task, for the summary's CPU split
+            out.append({name: None for name in schema.names} | {"table": "native_us",
+                                                                 "count": round(native.seconds() * 1e6)})
         if out:
             yield _to_batch(out, schema)
 
@@ -263,6 +273,7 @@ def run(
     partitions: int,
     overwrite: bool = False,
     table_rows: tuple[str, ...] = (),
+    engine: str = "native",
 ) -> Counts:
     """Run the whole job; publishes `output` atomically and returns the checked counts."""
     from pyspark.sql import functions as F
@@ -275,7 +286,7 @@ def run(
         judged = (
             staged.repartition(partitions, key)
             .sortWithinPartitions(*order)
-            .mapInArrow(make_stage2(inputs.fmt), OUTPUT_DDL)
+            .mapInArrow(make_stage2(inputs.fmt, engine), OUTPUT_DDL)
         )
         stage_dir = str(out.path("_stage"))
         judged.write.partitionBy("table").parquet(stage_dir)
@@ -302,6 +313,7 @@ def run(
         ).first()
         ignored = staged_out.where(F.col("table") == "ignored").agg(F.sum("count")).first()[0] or 0
         duplicates = staged_out.where(F.col("table") == "duplicates").agg(F.sum("count")).first()[0] or 0
+        native_us = staged_out.where(F.col("table") == "native_us").agg(F.sum("count")).first()[0] or 0
         counts = Counts(
             rows=count_input_rows(spark, inputs),
             replayed=int(agg["replayed"] or 0),
@@ -326,6 +338,8 @@ def run(
                 "events_per_s": round(counts.replayed / elapsed) if elapsed > 0 else None,
                 "master": spark.sparkContext.master,
                 "partitions": partitions,
+                "engine": engine,
+                "native_step_s": round(native_us / 1e6, 3),
             }
         )
     return counts

@@ -1,12 +1,22 @@
-"""The same pipeline as the Spark job in one Python process (tests, benchmarks, small inputs).
+"""The same pipeline as the Spark job in one Python process (tests, benchmarks, `replay --local`).
 
-Everything is held in memory: use the Spark job for large inputs.
+Memory does not grow with the input: stage 1 streams over the input files in batches; the rows that
+pass go to spill files on disk, one per bucket of groups (an external sort by group: a group's rows
+all land in the bucket its id hashes to), while rejects and ignored-line counts go straight to
+stage 2. Then each bucket alone is read back, sorted by (group, order) and judged. A bucket holds
+about `SPILL_BUCKET_BYTES` of input, so the largest thing in memory is one bucket, whatever the
+input's size. Output rows go to the caller as they are made (`stream_local`); `run_local` collects
+them for tests and small inputs.
 """
 
 from __future__ import annotations
 
+import math
+import tempfile
+import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
 
 from traces.batch import stage_json_lines, stage_records, staged_schema
 from traces.inputs import Inputs
@@ -25,6 +35,11 @@ from traces.schema import COLUMNS
 from traces.summary import Counts
 
 BATCH_ROWS = 8192  # rows per staged batch, as in the Spark job
+SPILL_BUCKET_BYTES = 64 << 20  # input bytes per spill bucket (one bucket is in memory at a time)
+MAX_BUCKETS = 1024  # spill files open at once, at most
+_FLUSH_ROWS = 4096  # rows a bucket gathers in memory before they are appended to its spill file
+
+Emit = Callable[[str, Row], None]  # (output table: "verdict" | "reject", row)
 
 
 @dataclass(slots=True)
@@ -33,6 +48,9 @@ class LocalResult:
     verdicts: list[Row] = field(default_factory=list)
     rejects: list[Row] = field(default_factory=list)
     coverage: dict[str, int] = field(default_factory=dict)
+
+
+# --- stage 1, streamed -------------------------------------------------------------------------
 
 
 def _jsonl_batches(path: str) -> Iterator[Any]:
@@ -61,14 +79,13 @@ def _parquet_batches(path: str) -> Iterator[Any]:
 
     from traces.batch import parse_schema
 
-    table = pq.read_table(path)
     schema = parse_schema()
-    # optional columns a file leaves out read as null
-    table = pa.Table.from_arrays(
-        [table[c.name] if c.name in table.column_names else pa.nulls(table.num_rows, schema.field(c.name).type)
-         for c in COLUMNS], schema=schema)
-    for start in range(0, table.num_rows, BATCH_ROWS):
-        part = table.slice(start, BATCH_ROWS)
+    start = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
+        # optional columns a file leaves out read as null
+        part = pa.Table.from_arrays(
+            [batch.column(c.name) if c.name in batch.schema.names
+             else pa.nulls(batch.num_rows, schema.field(c.name).type) for c in COLUMNS], schema=schema)
         origins = pa.array([f"{path}#{start + i + 1}" for i in range(part.num_rows)], pa.string())
 
         def check(i: int, part: Any = part, start: int = start) -> Row:
@@ -76,11 +93,13 @@ def _parquet_batches(path: str) -> Iterator[Any]:
             return validate_record(record, f"{path}#{start + i + 1}")
 
         yield stage_records(part, origins, check)
+        start += part.num_rows
 
 
 def _log_batches(path: str) -> Iterator[Any]:
     import pyarrow as pa
 
+    schema = staged_schema()
     rows: list[Row] = []
     ignored = 0
     with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
@@ -90,18 +109,30 @@ def _log_batches(path: str) -> Iterator[Any]:
                 ignored += 1
             else:
                 rows.append(row)
+            if len(rows) == BATCH_ROWS:
+                yield pa.Table.from_pylist(rows, schema=schema)
+                rows = []
     if ignored:
         rows.append({"origin": "ignored", "ignored": ignored})
-    yield pa.Table.from_pylist(rows, schema=staged_schema())
+    if rows:
+        yield pa.Table.from_pylist(rows, schema=schema)
+
+
+def staged_batches(inputs: Inputs) -> Iterator[Any]:
+    """Stage 1 over every input file, one staged Arrow table (at most BATCH_ROWS rows) at a time."""
+    for f in inputs.jsonl:
+        yield from _jsonl_batches(f)
+    for f in inputs.parquet:
+        yield from _parquet_batches(f)
+    for f in inputs.logs:
+        yield from _log_batches(f)
 
 
 def staged_table(inputs: Inputs) -> Any:
-    """Stage 1 over every input file, as one Arrow table."""
+    """Stage 1 over every input file, as one Arrow table (held in memory: benchmarks, small inputs)."""
     import pyarrow as pa
 
-    parts = [t for f in inputs.jsonl for t in _jsonl_batches(f)]
-    parts += [t for f in inputs.parquet for t in _parquet_batches(f)]
-    parts += [t for f in inputs.logs for t in _log_batches(f)]
+    parts = list(staged_batches(inputs))
     return pa.concat_tables(parts) if parts else staged_schema().empty_table()
 
 
@@ -118,38 +149,161 @@ def count_rows(inputs: Inputs) -> int:
     return total
 
 
-def run_local(
-    inputs: Inputs, factory: Optional[ModelFactory] = None, edges: Optional[Edges] = None
-) -> LocalResult:
+# --- the external sort by group ------------------------------------------------------------------
+
+
+def bucket_count(inputs: Inputs) -> int:
+    """Spill buckets for the input: one per SPILL_BUCKET_BYTES of input files (at least 1)."""
+    size = sum(Path(f).stat().st_size for f in inputs.jsonl + inputs.parquet + inputs.logs)
+    # Parquet is compressed: count its bytes ten times (a 10 M-event trace is 2.9 GB as JSON
+    # Lines and 233 MB as Parquet)
+    size += 9 * sum(Path(f).stat().st_size for f in inputs.parquet)
+    return max(1, min(MAX_BUCKETS, math.ceil(size / SPILL_BUCKET_BYTES)))
+
+
+def bucket_of(group_ids: Any, buckets: int) -> Any:
+    """The bucket of each row's group (an Arrow int32 array): crc32 of the id modulo `buckets`;
+    rows without a group id (log lines about the cluster) all go to bucket 0."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    staged = staged_table(inputs)
-    passed = pc.is_null(staged["reject_reason"])
-    rejects_first = staged.filter(pc.invert(passed))
-    good = staged.filter(passed).sort_by(sort_columns(inputs.fmt))
+    encoded = pc.dictionary_encode(group_ids)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    per_id = pa.array([zlib.crc32(g.encode("utf-8", "surrogatepass")) % buckets
+                       for g in encoded.dictionary.to_pylist()], pa.int32())
+    return pc.fill_null(pc.take(per_id, encoded.indices), 0)
+
+
+class Spill:
+    """Bucket files of staged rows under `directory` (Arrow IPC streams, appended to)."""
+
+    def __init__(self, directory: Path, buckets: int) -> None:
+        self.directory = directory
+        self.buckets = buckets
+        self._pending: dict[int, list[Any]] = {}
+        self._rows: dict[int, int] = {}
+        self._writers: dict[int, Any] = {}
+
+    def path(self, bucket: int) -> Path:
+        return self.directory / f"bucket-{bucket:04d}.arrow"
+
+    def add(self, table: Any) -> None:
+        import pyarrow.compute as pc
+
+        if table.num_rows == 0:
+            return
+        if self.buckets == 1:
+            self._keep(0, table)
+            return
+        of = bucket_of(table["group_id"], self.buckets)
+        for b in pc.unique(of).to_pylist():
+            self._keep(b, table.filter(pc.equal(of, b)))
+
+    def _keep(self, bucket: int, table: Any) -> None:
+        self._pending.setdefault(bucket, []).append(table)
+        self._rows[bucket] = self._rows.get(bucket, 0) + table.num_rows
+        if self._rows[bucket] >= _FLUSH_ROWS:
+            self._flush(bucket)
+
+    def _flush(self, bucket: int) -> None:
+        import pyarrow as pa
+
+        parts = self._pending.pop(bucket, [])
+        self._rows.pop(bucket, None)
+        if not parts:
+            return
+        writer = self._writers.get(bucket)
+        if writer is None:
+            writer = self._writers[bucket] = pa.ipc.new_stream(str(self.path(bucket)), staged_schema())
+        writer.write_table(pa.concat_tables(parts).combine_chunks())
+
+    def close(self) -> None:
+        for bucket in list(self._pending):
+            self._flush(bucket)
+        for writer in self._writers.values():
+            writer.close()
+
+    def sorted_batches(self, fmt: str) -> Iterator[Any]:
+        """Each bucket in turn, read back alone, sorted by (group, order), in batches."""
+        import pyarrow as pa
+
+        for bucket in range(self.buckets):
+            path = self.path(bucket)
+            if not path.exists():
+                continue
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_stream(source).read_all()
+            ordered = table.sort_by(sort_columns(fmt))
+            del table
+            yield from ordered.to_batches(BATCH_ROWS)
+            del ordered
+            path.unlink()
+
+
+def _spill_good_rows(inputs: Inputs, spill: Spill) -> Iterator[Any]:
+    """Stage 1 over the inputs: rows that pass are spilled; rejects and ignored-line counts are
+    yielded at once (stage 2 must see every reject of a group before the group)."""
+    import pyarrow.compute as pc
+
+    try:
+        for table in staged_batches(inputs):
+            direct = pc.or_(pc.is_valid(table["reject_reason"]), pc.is_valid(table["ignored"]))
+            if pc.any(direct).as_py():
+                yield from table.filter(direct).to_batches()
+                table = table.filter(pc.invert(direct))
+            spill.add(table)
+    finally:
+        spill.close()
+
+
+# --- stage 2 ---------------------------------------------------------------------------------------
+
+
+def stream_local(inputs: Inputs, emit: Emit, scratch: Path, factory: Optional[ModelFactory] = None,
+                 edges: Optional[Edges] = None, native: Optional[Any] = None) -> tuple[Counts, dict[str, int]]:
+    """The whole pipeline, spilling under the existing directory `scratch`; each verdict and reject
+    goes to `emit` as it is made. `native`: the native replayer (check/native_replay.py), which
+    judges each trace group first. Returns the counts and the row coverage."""
+    import itertools
+
     if inputs.fmt == LOG:
         judge = PartitionJudge(inputs.fmt, edges=edges or default_edges())
     else:
-        judge = PartitionJudge(inputs.fmt, factory=factory or default_model_factory())
-    result = LocalResult(Counts(0, 0, 0, 0, 0, 0, 0))
-    batches = rejects_first.to_batches(BATCH_ROWS) + good.to_batches(BATCH_ROWS)
-    for out in judge.judge(batches):
+        judge = PartitionJudge(inputs.fmt, factory=factory or default_model_factory(), native=native)
+    spill = Spill(scratch, bucket_count(inputs))
+    replayed = rejected = groups = violations = incomplete = 0
+    for out in judge.judge(itertools.chain(_spill_good_rows(inputs, spill), spill.sorted_batches(inputs.fmt))):
         if out["table"] == "verdict":
-            result.verdicts.append(_pick(out, "verdict"))
+            row = _pick(out, "verdict")
+            replayed += row["events"]
+            if row["status"] != CLUSTER_STATUS:
+                groups += 1
+                violations += row["status"] == VIOLATION
+                incomplete += row["status"] == INCOMPLETE
+            emit("verdict", row)
         else:
-            result.rejects.append(_pick(out, "reject"))
-    result.coverage = dict(judge.coverage)
-    real = [v for v in result.verdicts if v["status"] != CLUSTER_STATUS]
-    result.counts = Counts(
-        rows=count_rows(inputs),
-        replayed=sum(v["events"] for v in result.verdicts),
-        rejected=len(result.rejects),
-        ignored=judge.ignored,
-        groups=len(real),
-        violations=sum(1 for v in real if v["status"] == VIOLATION),
-        incomplete=sum(1 for v in real if v["status"] == INCOMPLETE),
-        duplicates=judge.duplicates,
+            rejected += 1
+            emit("reject", _pick(out, "reject"))
+    counts = Counts(
+        rows=count_rows(inputs), replayed=replayed, rejected=rejected, ignored=judge.ignored, groups=groups,
+        violations=violations, incomplete=incomplete, duplicates=judge.duplicates,
     )
+    return counts, dict(judge.coverage)
+
+
+def run_local(
+    inputs: Inputs, factory: Optional[ModelFactory] = None, edges: Optional[Edges] = None,
+    native: Optional[Any] = None,
+) -> LocalResult:
+    """`stream_local` with the output rows collected (spilling to a temporary directory)."""
+    result = LocalResult(Counts(0, 0, 0, 0, 0, 0, 0))
+
+    def keep(table: str, row: Row) -> None:
+        (result.verdicts if table == "verdict" else result.rejects).append(row)
+
+    with tempfile.TemporaryDirectory(prefix="groupspec-spill-") as scratch:
+        result.counts, result.coverage = stream_local(inputs, keep, Path(scratch), factory, edges, native)
     return result
 
 

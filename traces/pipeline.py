@@ -10,6 +10,8 @@ payloads that do not decode or disagree with their columns, duplicated and out-o
 found here), and `coverage` rows (counts per table row or log edge).
 Every input row ends up in exactly one of: a verdict's `events`, a reject, or `ignored` (log lines
 of other loggers, counted by stage 1 and never staged).
+With the native replay (check/native_replay.py), stage 2 hands each whole trace group to the engine
+as a range of an Arrow batch; the engine calls it clean or hands it back to `judge_group` (Python).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, Callable, Final, Iterable, Iterator, Optional, Sequence
 from model.state import record_builder
 from traces import logparse
 from traces.logcheck import Edges, check_group
-from traces.replay import ModelFactory, replay_group
+from traces.replay import OK, ModelFactory, replay_group
 from traces.batch import STAGED_EXTRA
 from traces.schema import COLUMN_NAMES, EventKind, TraceEvent
 from traces.validate import RowError, decode_payload, encodable, parse_json_line, validate_row
@@ -186,6 +188,9 @@ class PartitionJudge:
     # Rejects reach `judge` before their group's rows (local) or sorted among them (Spark).
     rejected: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0  # log lines repeated exactly (two appenders, overlapping files): judged once
+    # The native replay (check/native_replay.py make_replayer), trace format only: it judges each
+    # group first and hands back to `judge_group` every group it does not call clean.
+    native: Optional[Any] = None
 
     def judge_group(self, group_id: str, events: Sequence[TraceEvent]) -> Iterator[Row]:
         kept: list[TraceEvent] = []
@@ -239,6 +244,69 @@ class PartitionJudge:
 
     def judge(self, batches: Iterable[Any]) -> Iterator[Row]:
         """Staged Arrow batches, good rows sorted by group; rejects (reject_reason set) may come anywhere."""
+        if self.native is not None and self.fmt == TRACE:
+            yield from self._judge_native(batches)
+        else:
+            yield from self._judge_rows(batches)
+
+    def _judge_native(self, batches: Iterable[Any]) -> Iterator[Row]:
+        """`judge` with the native replay: each batch's rejects first (as `_judge_rows` takes
+        them), then its groups, found by where group_id changes; a group that runs on into the
+        next batch is carried until it ends. Each whole group goes to the engine as a range of one
+        batch; a group it does not call clean, or one with rejects, is judged by `judge_group`."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        carry: list[Any] = []  # the open group's slices
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            direct = pc.or_(pc.is_valid(batch.column("reject_reason")), pc.is_valid(batch.column("ignored")))
+            if pc.any(direct).as_py():
+                yield from self._judge_rows([batch.filter(direct)])
+                batch = batch.filter(pc.invert(direct))
+                if batch.num_rows == 0:
+                    continue
+            gids = batch.column("group_id")
+            n = batch.num_rows
+            starts = [0]
+            if n > 1:
+                change = pc.not_equal(gids.slice(1), gids.slice(0, n - 1))
+                starts += [i + 1 for i in pc.indices_nonzero(change).to_pylist()]
+            bounds = list(zip(starts, starts[1:] + [n]))
+            if carry:
+                if gids[0].as_py() == carry[0].column("group_id")[0].as_py():
+                    first = bounds.pop(0)
+                    carry.append(batch.slice(first[0], first[1] - first[0]))
+                if not bounds:
+                    continue
+                whole = pa.Table.from_batches(carry).combine_chunks().to_batches()[0]
+                yield from self._judge_ranges(whole, [(0, whole.num_rows)])
+            last = bounds.pop()
+            carry = [batch.slice(last[0], last[1] - last[0])]
+            if bounds:
+                yield from self._judge_ranges(batch, bounds)
+        if carry:
+            whole = pa.Table.from_batches(carry).combine_chunks().to_batches()[0]
+            yield from self._judge_ranges(whole, [(0, whole.num_rows)])
+        assert self.native is not None
+        self.coverage.update(dict(self.native.take_coverage()))
+
+    def _judge_ranges(self, batch: Any, ranges: list[tuple[int, int]]) -> Iterator[Row]:
+        gids = batch.column("group_id")
+        ids = [gids[a].as_py() for a, _ in ranges]
+        native = [r for r, gid in zip(ranges, ids) if gid not in self.rejected]
+        assert self.native is not None
+        clean = iter(self.native.judge(batch, native) if native else [])
+        for (a, b), gid in zip(ranges, ids):
+            if gid not in self.rejected and next(clean):
+                out: Row = dict.fromkeys(_OUTPUT_NAMES)
+                out.update(table="verdict", group_id=gid, status=OK, events=b - a)
+                yield out
+            else:
+                yield from self.judge_group(gid, _events_of(batch.slice(a, b - a)))
+
+    def _judge_rows(self, batches: Iterable[Any]) -> Iterator[Row]:
         current: Optional[str] = None
         bucket: list[TraceEvent] = []
         kinds = _KINDS
@@ -271,6 +339,13 @@ class PartitionJudge:
             out: Row = dict.fromkeys(_OUTPUT_NAMES)
             out.update(table="coverage", key=key, count=count)
             yield out
+
+
+def _events_of(batch: Any) -> list[TraceEvent]:
+    """The events of staged rows that passed stage 1."""
+    cols = batch.to_pydict()
+    return [_new_event(values[0], values[1], values[2], values[3], _KINDS[values[4]], *values[5:18])
+            for values in zip(*[cols[n] for n in COLUMN_NAMES])]
 
 
 def _order_problem(previous: TraceEvent, event: TraceEvent) -> Optional[str]:

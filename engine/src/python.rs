@@ -512,5 +512,6 @@ fn groupspec_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_function(wrap_pyfunction!(implemented, m)?)?;
     m.add_function(wrap_pyfunction!(crate::python_lockstep::lockstep, m)?)?;
+    m.add_class::<crate::python_concrete::Replayer>()?;
     Ok(())
 }

@@ -1366,6 +1366,11 @@ impl Table {
         Ok(Table { rows, index, urgent: urg, py_atoms, callbacks })
     }
 
+    /// The rows of (state, event), in table order (the concrete replay matches them itself).
+    pub fn candidates(&self, state: State, event: Ev) -> &[usize] {
+        self.index.get(&(state, event)).map(Vec::as_slice).unwrap_or(&[])
+    }
+
     /// A literal's atom, natively or through Python.
     /// Whether a step can call back into Python (an atom or a row through the callbacks).
     pub fn calls_back(&self) -> bool {

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--partitions", type=int, default=None, help="partitions of the group shuffle")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.add_argument("--local", action="store_true", help="run in this Python process, without Spark")
+    p.add_argument("--engine", choices=("native", "python"), default="native",
+                   help="the replay's model step: native (the engine built from the table; Python judges "
+                        "every group it does not call clean) or python (model.concrete alone)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="print stage progress (default: when stderr is a terminal)")
 
@@ -30,6 +33,7 @@ def run(a: argparse.Namespace) -> int:
     from traces.cli import ReplayOptions, print_counts, replay
 
     counts = replay(a.input, a.output, ReplayOptions(master=a.master, partitions=a.partitions,
-                                                     overwrite=a.overwrite, local=a.local, progress=a.progress))
+                                                     overwrite=a.overwrite, local=a.local, progress=a.progress,
+                                                     engine=a.engine))
     print_counts(counts)
     return 1 if counts.violations else 0
