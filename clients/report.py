@@ -50,6 +50,7 @@ def report_doc(run: ChurnRun, target: str) -> dict[str, Any]:
         "violations": [asdict(x) for x in v.violations],
         "members": members,
         "bad_event_lines": list(r.bad_lines),
+        "exits": [asdict(a) for a in run.exits],
         "timeline": list(r.notes),
     }
 
@@ -58,7 +59,7 @@ def markdown(doc: dict[str, Any]) -> str:
     churn = doc["churn"]
     verdict = "kept" if not doc["violations"] else f"**broken: {len(doc['violations'])} violation(s)**"
     lines = [f"# groupspec clients: {doc['client']} against {doc['target']}", "",
-             f"- {doc['workload']['consumers']} members{' (static)' if doc['static'] else ''}, topic "
+             f"- {doc['workload']['consumers']} members{_static(doc)}, topic "
              f"{doc['workload']['topic']} ({doc['workload']['partitions']} partitions), {churn['minutes']:g} min "
              f"of churn, seed {churn['seed']}; churn done: "
              f"{', '.join(f'{k} {n}' for k, n in churn['actions_by_kind'].items()) or 'none'}",
@@ -80,6 +81,11 @@ def markdown(doc: dict[str, Any]) -> str:
         lines.append(f"| {name} | {m['client'] or '-'} | {m['exit_code']} | {events} |")
     lines += ["", "## Timeline", "", "```", *doc["timeline"], "```", ""]
     return "\n".join(lines)
+
+
+def _static(doc: dict[str, Any]) -> str:
+    k, n = doc["static"], doc["workload"]["consumers"]
+    return "" if not k else " (static)" if k == n else f" ({k} static, {n - k} dynamic)"
 
 
 def write_report(directory: str, run: ChurnRun, target: str) -> dict[str, Any]:

@@ -43,8 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"kafka-clients version of --client java (default {DEFAULT_VERSION}; .kafka-jars/V)")
     p.add_argument("--consumers", type=int, default=3, metavar="N", help="members in the group (default 3)")
     p.add_argument("--minutes", type=float, default=1.0, metavar="M", help="minutes of churn (default 1)")
-    p.add_argument("--static", action="store_true",
-                   help="static members (group.instance.id per slot; restarts come back as the same member)")
+    p.add_argument("--static", type=int, nargs="?", const=-1, default=0, metavar="K",
+                   help="static members (group.instance.id per slot; restarts come back as the same member): "
+                        "all of them, or the first K (the others dynamic: a mixed group)")
     p.add_argument("--churn", default=None, metavar="KINDS",
                    help=f"comma-separated churn kinds of {', '.join(KINDS)}, or none (default: stop,kill,pause,"
                         "restart, plus static-restart with --static)")
@@ -54,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="records a second each member produces (default 50)")
     p.add_argument("--session-timeout-ms", type=int, default=10000, metavar="MS",
                    help="the members' session.timeout.ms (default 10000)")
+    p.add_argument("--drain-seconds", type=float, default=None, metavar="S",
+                   help="seconds the group gets after the churn to settle and consume every record "
+                        "(default 3 x the session timeout + 60)")
     p.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="seeded bug of --target serve (repeatable)")
     p.add_argument("--allow-remote", action="store_true", help="allow a kafka://HOST:PORT target off loopback")
@@ -66,11 +70,15 @@ def run(a: argparse.Namespace) -> int:
     from clients.report import write_report
     from fuzz.cli import _target
 
-    if a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1:
-        raise BadInput("--consumers, --partitions, --rate and --session-timeout-ms must be positive, "
+    if (a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1
+            or (a.drain_seconds is not None and a.drain_seconds <= 0)):
+        raise BadInput("--consumers, --partitions, --rate, --session-timeout-ms and --drain-seconds must be positive, "
                        "--minutes >= 0")
+    static = a.consumers if a.static == -1 else a.static
+    if not 0 <= static <= a.consumers:
+        raise BadInput(f"--static {a.static}: between 0 and --consumers ({a.consumers})")
     if a.churn is None:
-        kinds = DYNAMIC_KINDS + (("static-restart",) if a.static else ())
+        kinds = DYNAMIC_KINDS + (("static-restart",) if static else ())
     elif a.churn == "none":
         kinds = ()
     else:
@@ -78,7 +86,7 @@ def run(a: argparse.Namespace) -> int:
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
             raise BadInput(f"--churn: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
-        if "static-restart" in kinds and not a.static:
+        if "static-restart" in kinds and not static:
             raise BadInput("--churn static-restart needs --static")
     reason = unavailable(a.client, a.java_version)
     if reason is not None:
@@ -99,7 +107,7 @@ def run(a: argparse.Namespace) -> int:
         w = Workload(client=a.client, bootstrap=f"{host}:{port}", partitions=a.partitions, consumers=a.consumers,
                      rate=a.rate, session_timeout_ms=a.session_timeout_ms,
                      heartbeat_interval_ms=max(1, a.session_timeout_ms // 10), java_version=a.java_version)
-        result = churn_run(w, plan, static=a.static)
+        result = churn_run(w, plan, static=static, drain_s=a.drain_seconds)
     doc = write_report(a.report, result, a.target)
     v = result.result.verdict
     sys.stdout.write(f"groupspec clients: {doc['client']} x{a.consumers} against {a.target}: "
