@@ -13,7 +13,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import asdict
-from typing import Any, Final
+from typing import Any, Final, Optional
 
 from model.atomic import write_text_atomic
 
@@ -23,7 +23,7 @@ from clients.promise import KINDS
 LISTED: Final = 200  # violations listed in report.md (report.json lists all)
 
 
-def report_doc(run: ChurnRun, target: str) -> dict[str, Any]:
+def report_doc(run: ChurnRun, target: str, observe: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     r = run.result
     v = r.verdict
     w = r.workload
@@ -47,6 +47,7 @@ def report_doc(run: ChurnRun, target: str) -> dict[str, Any]:
         "commit_failures": sum(1 for e in r.events if e.ev == "commit_failed"),
         "client_errors": sum(1 for e in r.events if e.ev == "error"),
         "violations_by_kind": {k: v.count(k) for k in KINDS},
+        "observe": observe,  # the judging proxy's summary (clients/observer.py), or None: not observed
         "violations": [asdict(x) for x in v.violations],
         "members": members,
         "bad_event_lines": list(r.bad_lines),
@@ -68,7 +69,13 @@ def markdown(doc: dict[str, Any]) -> str:
              f"- records: {doc['produced']} acknowledged, {doc['consumed']} consumed, {doc['duplicates']} "
              f"duplicate deliveries; {len(doc['generations'])} generations; {doc['commits']} commits, "
              f"{doc['commit_failures']} commit failures; {doc['client_errors']} client errors",
-             f"- drained after the churn: {'yes' if doc['drained'] else 'no (timed out)'}", ""]
+             f"- drained after the churn: {'yes' if doc['drained'] else 'no (timed out)'}",
+             f"- {_observed(doc.get('observe'))}", ""]
+    observe = doc.get("observe")
+    if observe and observe["classes"]:
+        lines += ["## observe's findings (report in observe/)", "", "| count | class | scenario |", "|---|---|---|"]
+        lines += [f"| {c['count']} | {c['class']} | {c['scenario']} |" for c in observe["classes"]]
+        lines.append("")
     if doc["violations"]:
         lines += ["## Violations", ""]
         lines += [f"- {x['kind']}: {x['detail']}" for x in doc["violations"][:LISTED]]
@@ -83,13 +90,23 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _observed(observe: Optional[dict[str, Any]]) -> str:
+    if not observe:
+        return "judged by observe: no (the members talked to the target directly)"
+    extra = ", ".join(f"{k.replace('_', ' ')} {observe[k]}" for k in ("requests", "judged_requests", "unparsed_frames")
+                      if k in observe)
+    return (f"judged by observe (the members' every request went through it): **{observe['findings']} findings** in "
+            f"{len(observe['classes'])} classes, exit {observe['exit_code']}" + (f"; {extra}" if extra else ""))
+
+
 def _static(doc: dict[str, Any]) -> str:
     k, n = doc["static"], doc["workload"]["consumers"]
     return "" if not k else " (static)" if k == n else f" ({k} static, {n - k} dynamic)"
 
 
-def write_report(directory: str, run: ChurnRun, target: str) -> dict[str, Any]:
-    doc = report_doc(run, target)
+def write_report(directory: str, run: ChurnRun, target: str,
+                 observe: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    doc = report_doc(run, target, observe)
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
     write_text_atomic(os.path.join(directory, "events.jsonl"), "".join(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import Final
 
@@ -27,6 +28,7 @@ DESCRIPTION: Final = (
 EPILOG: Final = ("Exit status: 0 the promise held, 1 a violation, 2 bad input, 3 incomplete, 130 interrupted. "
                  "The report (report.json, report.md, events.jsonl) goes to --report DIR.")
 EXIT_VIOLATION: Final = 1
+OBSERVE_DEFAULT: Final = False  # True once `groupspec observe` is on this branch
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,6 +62,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default 3 x the session timeout + 60)")
     p.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="seeded bug of --target serve (repeatable)")
+    p.add_argument("--observe", action=argparse.BooleanOptionalAction, default=OBSERVE_DEFAULT,
+                   help="route every member's traffic through `groupspec observe` (the judging proxy) started in "
+                        "front of the target, and count its findings (default: %(default)s)")
+    p.add_argument("--observe-profile", default=None, metavar="P",
+                   help="observe's --profile (kafka-3.9 or strict; default: observe's own)")
+    p.add_argument("--observe-accept", default=None, metavar="FILE", help="observe's --accept FILE (known differences)")
     p.add_argument("--allow-remote", action="store_true", help="allow a kafka://HOST:PORT target off loopback")
     p.add_argument("--report", required=True, metavar="DIR", help="write report.json, report.md, events.jsonl in DIR")
 
@@ -67,6 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(a: argparse.Namespace) -> int:
     from clients.churn import DYNAMIC_KINDS, KINDS, ChurnPlan, churn_run
     from clients.group import Workload, unavailable
+    from clients.observer import ObserveFailed, observing
     from clients.report import write_report
     from fuzz.cli import _target
 
@@ -104,18 +113,34 @@ def run(a: argparse.Namespace) -> int:
             raise
         except Exception as exc:  # noqa: BLE001 - a target that cannot start makes the run incomplete
             raise Incomplete(f"--target {a.target}: could not start or reach it: {type(exc).__name__}: {exc}") from None
-        w = Workload(client=a.client, bootstrap=f"{host}:{port}", partitions=a.partitions, consumers=a.consumers,
+        proxy = None
+        bootstrap = f"{host}:{port}"
+        if a.observe:
+            try:
+                proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, "observe"),
+                                                      a.observe_profile, a.observe_accept))
+            except ObserveFailed as exc:
+                raise Incomplete(f"--observe: {exc}") from None
+            bootstrap = proxy.bootstrap
+        w = Workload(client=a.client, bootstrap=bootstrap, partitions=a.partitions, consumers=a.consumers,
                      rate=a.rate, session_timeout_ms=a.session_timeout_ms,
                      heartbeat_interval_ms=max(1, a.session_timeout_ms // 10), java_version=a.java_version)
         result = churn_run(w, plan, static=static, drain_s=a.drain_seconds)
-    doc = write_report(a.report, result, a.target)
+    # the ExitStack has stopped observe (its report written) and then the target
+    observed = proxy.outcome if proxy is not None else None
+    doc = write_report(a.report, result, a.target, observed.summary() if observed is not None else None)
     v = result.result.verdict
+    judged = (f"observe {observed.findings} findings in {len(observed.classes)} classes; "
+              if observed is not None else "not observed; ")
     sys.stdout.write(f"groupspec clients: {doc['client']} x{a.consumers} against {a.target}: "
                      f"{v.produced} records acknowledged, {v.consumed} consumed, {len(v.generations)} generations, "
-                     f"churn {doc['churn']['actions_by_kind'] or 'none'}; violations "
+                     f"churn {doc['churn']['actions_by_kind'] or 'none'}; {judged}violations "
                      f"{doc['violations_by_kind']}; report in {a.report}\n")
-    if v.violations:
+    if v.violations or (observed is not None and observed.findings):
         return EXIT_VIOLATION
+    if observed is not None and observed.exit_code not in (0, 1):
+        raise Incomplete(f"groupspec observe ended with exit {observed.exit_code} (3: the upstream failed); "
+                         f"see {a.report}/observe")
     if not result.drain_completed or result.result.bad_lines:
         raise Incomplete("the group did not drain after the churn (or a member printed lines that are not "
                          f"events); see {a.report}/report.md")
