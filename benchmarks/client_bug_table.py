@@ -20,8 +20,8 @@ A cell is read from its report.json and events.jsonl only (what the member progr
   them, the judging proxy's findings (`observe` in report.json). None of these: not found.
 - **what the client did**, each against the baseline: `lost N records` (unconsumed), `stuck`
   (did not drain), `crashed N` (exits by themselves), `rejoined N` (assignments after a member
-  process's first, when more than 1.5 x the baseline's + 2), `retried N` (failed commits and
-  client errors, when more than 1.5 x the baseline's + 5); otherwise `as without the bug`.
+  process's first, when more than 1.5 x the baseline's + 2), `retried N` (failed commits,
+  client errors and the warnings the client library logged, when more than 1.5 x the baseline's + 5); otherwise `as without the bug`.
 """
 
 from __future__ import annotations
@@ -229,8 +229,8 @@ def read_cell(client: str, bug: str, a: argparse.Namespace) -> Cell:
     with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
         cell.doc = json.load(f)
     for e in read_events(os.path.join(out, "events.jsonl")):
-        if e["ev"] in ("error", "commit_failed"):
-            cell.errors[normalize(f"{e['ev']}: {e['error']}")] += 1
+        if e["ev"] in ("error", "commit_failed", "client_log"):
+            cell.errors[normalize(f"{e['ev']}: {e.get('error') or e.get('message')}")] += 1
             cell.retries += 1
         elif e["ev"] == "assigned":
             cell.rejoins += 1

@@ -10,6 +10,8 @@ keys `NAME:i`, at `--rate` a second, acks=all), poll, print each record consumed
 synchronously what was consumed. The rebalance listener commits what it consumed of the partitions it
 gives up before printing `revoked`, and prints `assigned` with the generation the client joined in.
 On SIGTERM it closes the consumer (LeaveGroup) and the producer, prints `closed` and exits 0.
+What the client library logs at warning level or above is printed as `client_log` events (kafka-python's
+`kafka` loggers; librdkafka's log callback, delivered on the consumer's polls).
 An error the client raises (or, for librdkafka, reports to its error callback) is printed as an
 `error` event and the loop carries on, as an application that logs and retries does; a fatal one
 (a static member fenced by another process with its instance id) ends the program with exit 1.
@@ -25,6 +27,7 @@ byte order), which `Consumer.consumer_group_metadata()` returns.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import struct
@@ -55,6 +58,30 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--heartbeat-interval-ms", type=int, default=1000, help="heartbeat.interval.ms")
     p.add_argument("--instance-id", default=None, help="group.instance.id: a static member")
     return p.parse_args(argv)
+
+
+class LogEvents(logging.Handler):
+    """The client library's warnings and errors as `client_log` events."""
+
+    def __init__(self, member: "Member") -> None:
+        super().__init__(logging.WARNING)
+        self.member = member
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a library's malformed log call must not stop the member
+            message = str(record.msg)
+        self.member.emit("client_log", level=record.levelname, logger=record.name, message=message[:300])
+
+
+def library_logger(m: "Member", name: str) -> logging.Logger:
+    """A logger whose warnings and errors become `client_log` events (and nothing goes to stderr)."""
+    logger = logging.getLogger(name)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    logger.addHandler(LogEvents(m))
+    return logger
 
 
 class Member:
@@ -118,6 +145,7 @@ def run_kafka_python(m: Member) -> int:
 
     a = m.a
     m.emit("started", client=f"kafka-python {kafka.__version__}")
+    library_logger(m, "kafka")
     admin = KafkaAdminClient(bootstrap_servers=a.bootstrap, client_id=f"{a.name}-admin")
     try:
         admin.create_topics([NewTopic(a.topic, a.partitions, 1)])
@@ -210,7 +238,7 @@ def run_librdkafka(m: Member) -> int:
     settings: dict[str, Any] = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "client.id": a.name,
                 "enable.auto.commit": False, "auto.offset.reset": "earliest",
                 "session.timeout.ms": a.session_timeout_ms, "heartbeat.interval.ms": a.heartbeat_interval_ms,
-                "error_cb": on_error}
+                "error_cb": on_error, "logger": library_logger(m, "librdkafka")}
     if a.instance_id is not None:
         settings["group.instance.id"] = a.instance_id
     consumer = ck.Consumer(settings)

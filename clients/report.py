@@ -46,6 +46,7 @@ def report_doc(run: ChurnRun, target: str, observe: Optional[dict[str, Any]] = N
         "generations": list(v.generations), "commits": v.commits,
         "commit_failures": sum(1 for e in r.events if e.ev == "commit_failed"),
         "client_errors": sum(1 for e in r.events if e.ev == "error"),
+        "client_logs": sum(1 for e in r.events if e.ev == "client_log"),
         "violations_by_kind": {k: v.count(k) for k in KINDS},
         "observe": observe,  # the judging proxy's summary (clients/observer.py), or None: not observed
         "violations": [asdict(x) for x in v.violations],
@@ -68,7 +69,8 @@ def markdown(doc: dict[str, Any]) -> str:
              f"({', '.join(f'{k} {n}' for k, n in doc['violations_by_kind'].items())})",
              f"- records: {doc['produced']} acknowledged, {doc['consumed']} consumed, {doc['duplicates']} "
              f"duplicate deliveries; {len(doc['generations'])} generations; {doc['commits']} commits, "
-             f"{doc['commit_failures']} commit failures; {doc['client_errors']} client errors",
+             f"{doc['commit_failures']} commit failures; {doc['client_errors']} client errors, "
+             f"{doc.get('client_logs', 0)} client warnings logged",
              f"- drained after the churn: {'yes' if doc['drained'] else 'no (timed out)'}",
              f"- {_observed(doc.get('observe'))}", ""]
     observe = doc.get("observe")

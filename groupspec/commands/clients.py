@@ -3,7 +3,7 @@ checked against the end-to-end promise (clients/churn.py, clients/promise.py, cl
 
 Exit 0 the promise held and the group drained, 1 a violation, 2 bad input, 3 incomplete (the group
 did not drain, a member never printed its events, or the target could not be started), 130
-interrupted (members are stopped; no report).
+interrupted by Ctrl-C or SIGTERM (members are stopped; no report).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
 from typing import Final
 
@@ -72,6 +73,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", required=True, metavar="DIR", help="write report.json, report.md, events.jsonl in DIR")
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run(a: argparse.Namespace) -> int:
     from clients.churn import DYNAMIC_KINDS, KINDS, ChurnPlan, churn_run
     from clients.group import Workload, unavailable
@@ -105,6 +110,7 @@ def run(a: argparse.Namespace) -> int:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise BadInput(f"--target {a.target}: not on loopback (use --allow-remote)")
     output_dir(a.report, "--report", "report.json", create=True)
+    signal.signal(signal.SIGTERM, _terminated)  # like Ctrl-C: stop the members (own sessions) and the target
     plan = ChurnPlan(minutes=a.minutes, seed=a.seed, kinds=kinds)
     with contextlib.ExitStack() as stack:
         try:
