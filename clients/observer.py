@@ -44,12 +44,17 @@ class Outcome:
 
     def summary(self) -> dict[str, Any]:
         """What `groupspec clients` puts in its own report about the proxy's judgement."""
-        keep = ("requests", "judged_requests", "unparsed_frames", "profile", "allowances", "errors")
+        r = self.report
+        traffic = r.get("traffic") if isinstance(r.get("traffic"), dict) else {}
+        unparsed = r.get("unparsed") if isinstance(r.get("unparsed"), dict) else {}
         return {"exit_code": self.exit_code, "findings": self.findings,
                 "classes": [{"class": c.get("class"), "count": c.get("count"), "scenario": c.get("scenario")}
                             for c in self.classes],
-                **{k: self.report[k] for k in keep if k in self.report},
-                "stderr_tail": self.stderr_tail[-10:]}
+                "profile": r.get("profile"), "requests": traffic.get("requests"),
+                "group_requests": r.get("group_requests"), "judged_requests": r.get("judged_requests"),
+                "inconclusive_groups": r.get("inconclusive_groups"),
+                "unparsed": (unparsed.get("requests", 0) or 0) + (unparsed.get("answers", 0) or 0) if unparsed else None,
+                "target_error": r.get("target_error"), "stderr_tail": self.stderr_tail[-10:]}
 
 
 @dataclass(slots=True)

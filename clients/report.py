@@ -95,10 +95,13 @@ def markdown(doc: dict[str, Any]) -> str:
 def _observed(observe: Optional[dict[str, Any]]) -> str:
     if not observe:
         return "judged by observe: no (the members talked to the target directly)"
-    extra = ", ".join(f"{k.replace('_', ' ')} {observe[k]}" for k in ("requests", "judged_requests", "unparsed_frames")
-                      if k in observe)
-    return (f"judged by observe (the members' every request went through it): **{observe['findings']} findings** in "
-            f"{len(observe['classes'])} classes, exit {observe['exit_code']}" + (f"; {extra}" if extra else ""))
+    extra = ", ".join(f"{k.replace('_', ' ')} {observe[k]}" for k in
+                      ("requests", "group_requests", "judged_requests", "inconclusive_groups", "unparsed")
+                      if observe.get(k) is not None)
+    return (f"judged by observe (profile {observe.get('profile')}; every request of the members went through it): "
+            f"**{observe['findings']} findings** in {len(observe['classes'])} classes, exit {observe['exit_code']}"
+            + (f"; {extra}" if extra else "") + (f"; upstream error: {observe['target_error']}"
+                                                 if observe.get("target_error") else ""))
 
 
 def _static(doc: dict[str, Any]) -> str:

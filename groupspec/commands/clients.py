@@ -67,7 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="route every member's traffic through `groupspec observe` (the judging proxy) started in "
                         "front of the target, and count its findings (default: %(default)s)")
     p.add_argument("--observe-profile", default=None, metavar="P",
-                   help="observe's --profile (kafka-3.9 or strict; default: observe's own)")
+                   help="observe's --profile (default: kafka-3.9 and kafka-4 for those targets, else observe's "
+                        "default for a kafka:// upstream, strict)")
     p.add_argument("--observe-accept", default=None, metavar="FILE", help="observe's --accept FILE (known differences)")
     p.add_argument("--allow-remote", action="store_true", help="allow a kafka://HOST:PORT target off loopback")
     p.add_argument("--report", required=True, metavar="DIR", help="write report.json, report.md, events.jsonl in DIR")
@@ -123,8 +124,9 @@ def run(a: argparse.Namespace) -> int:
         bootstrap = f"{host}:{port}"
         if a.observe:
             try:
+                profile = a.observe_profile or (a.target if a.target in ("kafka-3.9", "kafka-4") else None)
                 proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, "observe"),
-                                                      a.observe_profile, a.observe_accept))
+                                                      profile, a.observe_accept))
             except ObserveFailed as exc:
                 raise Incomplete(f"--observe: {exc}") from None
             bootstrap = proxy.bootstrap
