@@ -45,8 +45,8 @@ class Outcome:
     def summary(self) -> dict[str, Any]:
         """What `groupspec clients` puts in its own report about the proxy's judgement."""
         r = self.report
-        traffic = r.get("traffic") if isinstance(r.get("traffic"), dict) else {}
-        unparsed = r.get("unparsed") if isinstance(r.get("unparsed"), dict) else {}
+        traffic: dict[str, Any] = r["traffic"] if isinstance(r.get("traffic"), dict) else {}
+        unparsed: dict[str, Any] = r["unparsed"] if isinstance(r.get("unparsed"), dict) else {}
         return {"exit_code": self.exit_code, "findings": self.findings,
                 "classes": [{"class": c.get("class"), "count": c.get("count"), "scenario": c.get("scenario")}
                             for c in self.classes],
