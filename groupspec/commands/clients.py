@@ -64,7 +64,7 @@ def run(a: argparse.Namespace) -> int:
     from clients.churn import DYNAMIC_KINDS, KINDS, ChurnPlan, churn_run
     from clients.group import Workload, unavailable
     from clients.report import write_report
-    from fuzz.cli import _target
+    from fuzz.targets import start_target as _target
 
     if a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1:
         raise BadInput("--consumers, --partitions, --rate and --session-timeout-ms must be positive, "
