@@ -20,8 +20,8 @@ import asyncio
 import itertools
 import struct
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from dataclasses import dataclass, field, replace
+from typing import Callable, Final, Optional
 
 from model import messages as m
 from model.vocabulary import ApiKey
@@ -58,10 +58,20 @@ class Counts:
 
 @dataclass
 class _Pending:
+    """A request forwarded and not answered yet (every request but Produce, which acks=0 leaves
+    unanswered). A group API request sent while an earlier request of its connection is
+    unanswered is `held`: Kafka reads a connection's next request only once it has answered the
+    one before (the channel is muted meanwhile), so the judge is told of it only then."""
+
     api_key: int
     version: int
     tokens: list[Token]
     rewrite: bool = False
+    record: Optional[m.Request] = None
+    held: bool = False
+
+
+PRODUCE: Final = 0
 
 
 class Proxy:
@@ -126,7 +136,7 @@ class Proxy:
             self.on_refused(f"cannot connect to {upstream[0]}:{upstream[1]}: {e or 'timeout'}")
             writer.close()
             return
-        pending: dict[int, _Pending] = {}
+        pending: dict[int, _Pending] = {}  # in the order sent
         link = _Link(writer)
         answers = asyncio.get_running_loop().create_task(self._answers(conn, up_reader, link, pending))
         try:
@@ -134,13 +144,14 @@ class Proxy:
             # the client is gone: let the upstream answer (and the judge see) what it was sent
             link.client_gone = True
             end = last + self.grace_s
-            while (any(p.tokens for p in pending.values()) and not answers.done()
+            while (any(p.tokens or p.held for p in pending.values()) and not answers.done()
                    and time.monotonic() < end):
                 await asyncio.sleep(0.02)
         finally:
             answers.cancel()
             up_writer.close()
             writer.close()
+            # (requests still held were never read by the broker: closed, they never will be)
             self.judging.connection_closed(conn, time.monotonic())
 
     async def _requests(self, conn: int, reader: asyncio.StreamReader, up: asyncio.StreamWriter,
@@ -177,11 +188,10 @@ class Proxy:
             self.counts.unparsed(f"request of {len(payload)} bytes: no header")
             return
         key, version, cid = struct.unpack_from(">hhi", payload)
-        if key in (METADATA, FIND_COORDINATOR):
-            pending[cid] = _Pending(key, version, [], rewrite=True)
-            return
         api = codec.api_key_of(key)
         if api not in GROUP_APIS:
+            if key != PRODUCE:
+                pending[cid] = _Pending(key, version, [], rewrite=key in (METADATA, FIND_COORDINATOR))
             return
         assert api is not None
         try:
@@ -198,13 +208,22 @@ class Proxy:
             return
         if isinstance(record, m.JoinGroupRequest):
             # DescribeGroups answers each member's client id: the one its JoinGroup came with
-            record = _with_client_id(record, header.client_id or "")
-        pending[cid] = _Pending(key, version, self.judging.request(conn, api, version, record, at))
+            record = replace(record, client_id=header.client_id or "")
+        p = pending[cid] = _Pending(key, version, [], record=record, held=len(pending) > 0)
+        if not p.held:
+            self._release(conn, p, at)
+
+    def _release(self, conn: int, p: _Pending, at: float) -> None:
+        """The broker may read request `p` from `at` on: the judge is told it was sent then."""
+        api = codec.api_key_of(p.api_key)
+        assert api is not None and p.record is not None
+        p.held = False
+        p.tokens = self.judging.request(conn, api, p.version, p.record, at)
 
     async def _answers(self, conn: int, reader: asyncio.StreamReader, link: "_Link",
                        pending: dict[int, _Pending]) -> None:
         stream = _Frames(self, f"answer stream of connection {conn}")
-        why = "the broker closed the connection"
+        why: Optional[str] = "the broker closed the connection"
         try:
             while True:
                 try:
@@ -219,16 +238,21 @@ class Proxy:
                     link.write(raw)
                     self.counts.bytes_down += len(raw)
                 for payload in payloads:
-                    await self._answer(payload, time.monotonic(), link, pending)
+                    await self._answer(conn, payload, time.monotonic(), link, pending)
+        except asyncio.CancelledError:
+            why = None  # the client went away first: what is open is never answered (connection_closed)
+            raise
         finally:
-            at = time.monotonic()
-            for p in pending.values():
-                if p.tokens:
-                    self.judging.answer(p.tokens, f"connection-error: {why}", at)
-            pending.clear()
+            if why is not None:  # the broker dropped the connection: requests open are answered so
+                at = time.monotonic()
+                for p in pending.values():
+                    if p.tokens:
+                        self.judging.answer(p.tokens, f"connection-error: {why}", at)
+                pending.clear()
             link.close()
 
-    async def _answer(self, payload: bytes, at: float, link: "_Link", pending: dict[int, _Pending]) -> None:
+    async def _answer(self, conn: int, payload: bytes, at: float, link: "_Link",
+                      pending: dict[int, _Pending]) -> None:
         self.counts.answers += 1
         self.counts.bytes_down += len(payload) + 4
         p = pending.pop(codec.peek_correlation_id(payload), None) if len(payload) >= 4 else None
@@ -241,8 +265,15 @@ class Proxy:
                 self.counts.unparsed_answers += 1
                 self.counts.unparsed(f"{name} v{p.version} answer (not rewritten): {e}")
         link.write(codec.frame(payload))
-        if p is None or not p.tokens:
-            return
+        if p is not None and p.held:  # (a broker answering out of order: it read it by now)
+            self._release(conn, p, at)
+        if p is not None and p.tokens:
+            self._judge_answer(p, payload, at)
+        head = next(iter(pending.values()), None)
+        if head is not None and head.held:
+            self._release(conn, head, at)  # the request after the answered one may be read now
+
+    def _judge_answer(self, p: _Pending, payload: bytes, at: float) -> None:
         api = codec.api_key_of(p.api_key)
         assert api is not None
         try:
@@ -294,11 +325,6 @@ class _Link:
 
     def close(self) -> None:
         self.writer.close()
-
-
-def _with_client_id(record: m.JoinGroupRequest, client_id: str) -> m.JoinGroupRequest:
-    from dataclasses import replace
-    return replace(record, client_id=client_id)
 
 
 __all__ = ["Counts", "Proxy"]
