@@ -49,6 +49,10 @@ SLOW: Final[dict[str, str]] = {
         "librdkafka (21 s each)",
     "tests/clients/test_clients_cli.py::test_the_same_run_against_a_seeded_bug_breaks_the_promise":
         "the same run against serve --bug no-generation-bump (21 s)",
+    # observe/: a real kafka-python group through `groupspec observe` in front of `groupspec serve`
+    "tests/observe/test_observe_clients.py":
+        "a 3-member kafka-python group producing and consuming through observe in front of serve, and "
+        "the same against serve --bug no-generation-bump (11 s each)",
     # diff/: lockstep search for differences between tables, then scenario verification
     "tests/diff/test_diff.py::test_every_mutant_differs_with_a_verified_scenario":
         "15 mutants, 0.5-28 s each (55 s)",

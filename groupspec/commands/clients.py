@@ -83,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
     from clients.group import Workload, unavailable
     from clients.observer import ObserveFailed, observing
     from clients.report import write_report
-    from fuzz.cli import _target
+    from fuzz.targets import start_target as _target
 
     if (a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1
             or (a.drain_seconds is not None and a.drain_seconds <= 0)):
