@@ -29,7 +29,7 @@ DESCRIPTION: Final = (
 EPILOG: Final = ("Exit status: 0 the promise held, 1 a violation, 2 bad input, 3 incomplete, 130 interrupted. "
                  "The report (report.json, report.md, events.jsonl) goes to --report DIR.")
 EXIT_VIOLATION: Final = 1
-OBSERVE_DEFAULT: Final = False  # True once `groupspec observe` is on this branch
+OBSERVE_DEFAULT: Final = True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -83,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
     from clients.group import Workload, unavailable
     from clients.observer import ObserveFailed, observing
     from clients.report import write_report
-    from fuzz.targets import start_target as _target
+    from fuzz.targets import start_target
 
     if (a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1
             or (a.drain_seconds is not None and a.drain_seconds <= 0)):
@@ -110,12 +110,14 @@ def run(a: argparse.Namespace) -> int:
         host = a.target[len("kafka://"):].rpartition(":")[0]
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise BadInput(f"--target {a.target}: not on loopback (use --allow-remote)")
+    if a.observe_accept is not None and not os.path.isfile(a.observe_accept):
+        raise BadInput(f"--observe-accept {a.observe_accept}: no such file")
     output_dir(a.report, "--report", "report.json", create=True)
     signal.signal(signal.SIGTERM, _terminated)  # like Ctrl-C: stop the members (own sessions) and the target
     plan = ChurnPlan(minutes=a.minutes, seed=a.seed, kinds=kinds)
     with contextlib.ExitStack() as stack:
         try:
-            host, port = stack.enter_context(_target(a.target, CoordinatorConfig(), tuple(a.bug)))
+            host, port = stack.enter_context(start_target(a.target, CoordinatorConfig(), tuple(a.bug)))
         except BadInput:
             raise
         except Exception as exc:  # noqa: BLE001 - a target that cannot start makes the run incomplete

@@ -1,6 +1,7 @@
 """`groupspec clients`: bad input is one line and exit 2 before anything starts; a short churn run
-against serve keeps the promise (exit 0, a report), and the same run against a seeded bug breaks it
-(exit 1): the run's negative control. The two runs are slow (tests/conftest.py)."""
+against serve, through observe, keeps the promise and observe finds nothing (exit 0, a report), and
+the same run against a seeded bug breaks the promise and is observe's finding (exit 1): the run's
+negative control. The two runs are slow (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ BASE = ["clients", "--target", "serve", "--client", "kafka-python"]
     (["--consumers", "0"], "must be positive"),
     (["--target", "kafka://10.1.2.3:9092"], "not on loopback"),
     (["--client", "rust"], "invalid choice"),
+    (["--static", "4"], "between 0 and --consumers"),
+    (["--observe-accept", "/nonexistent/accept.json"], "no such file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, extra: list[str], message: str) -> None:
     code, out, err = run([*BASE, "--report", str(tmp_path / "r"), *extra])
@@ -45,8 +48,9 @@ def test_a_report_path_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
 
 
 SHORT = ["--minutes", "0.3", "--seed", "3", "--session-timeout-ms", "6000", "--churn", "stop,kill,pause,restart"]
-# a mixed group (the first member static) and every churn kind; seed 3 draws a static restart first
-EVERY_KIND = ["--minutes", "0.3", "--seed", "3", "--session-timeout-ms", "6000", "--static", "1",
+# a mixed group (the first member static) and every churn kind; seed 12 draws a static restart (7.8 s), then a
+# stop (12.9 s): a rebalance
+EVERY_KIND = ["--minutes", "0.3", "--seed", "12", "--session-timeout-ms", "6000", "--static", "1",
               "--churn", "stop,kill,pause,restart,static-restart"]
 
 
@@ -61,6 +65,9 @@ def test_a_short_churn_run_against_serve_keeps_the_promise(tmp_path: Path, clien
     assert doc["violations"] == [] and doc["drained"] and doc["consumed"] >= doc["produced"] > 0
     assert doc["static"] == 1 and doc["churn"]["actions"][0]["kind"] == "static-restart"
     assert len(doc["generations"]) >= 2 and doc["commits"] > 0
+    # every request went through observe, which judged the group and found nothing
+    assert doc["observe"]["exit_code"] == 0 and doc["observe"]["findings"] == 0, doc["observe"]
+    assert doc["observe"]["judged_requests"] > 0 and doc["observe"]["unparsed"] == 0
     assert (tmp_path / "report.md").read_text().startswith(f"# groupspec clients: {client} against serve")
     assert len((tmp_path / "events.jsonl").read_text().splitlines()) > doc["produced"]
 
@@ -73,3 +80,4 @@ def test_the_same_run_against_a_seeded_bug_breaks_the_promise(tmp_path: Path) ->
     doc = json.loads((tmp_path / "report.json").read_text())
     assert code == 1, (out, err)
     assert doc["violations_by_kind"]["double-ownership"] >= 1
+    assert doc["observe"]["findings"] >= 1 and "generation" in doc["observe"]["classes"][0]["class"]
