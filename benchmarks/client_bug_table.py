@@ -88,6 +88,8 @@ def run_cell(client: str, bug: str, a: argparse.Namespace) -> Cell:
            "--drain-seconds", str(a.drain_seconds), "--report", out]
     if bug != BASELINE:
         cmd += ["--bug", bug]
+    if a.direct:
+        cmd.append("--no-observe")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.monotonic()
     with open(os.path.join(out, "run.log"), "w", encoding="utf-8") as log:
@@ -169,6 +171,12 @@ def markdown(cells: dict[tuple[str, str], Cell], clients: list[str], bugs: list[
             new = sorted(set(cell.errors) - set(base.errors))
             if new:
                 lines.append(f"- `{bug}` / {client}: " + "; ".join(f"`{x}`" for x in new[:3]))
+    observed = [(bug, client, cells[(client, bug)].doc["observe"]) for bug in bugs for client in clients
+                if cells[(client, bug)].ok and (cells[(client, bug)].doc.get("observe") or {}).get("classes")]
+    if observed:
+        lines += ["", "observe's finding classes per cell (first two):", ""]
+        lines += [f"- `{bug}` / {client}: " + "; ".join(f"`{c['class']}`" for c in o["classes"][:2])
+                  for bug, client, o in observed]
     return "\n".join(lines) + "\n"
 
 
@@ -178,8 +186,11 @@ def header(a: argparse.Namespace, clients: list[str]) -> str:
     return (f"# Seeded bugs under real clients (issue 25, part 4)\n\n"
             f"Made by `benchmarks/client_bug_table.py --jobs {a.jobs} --minutes {a.minutes:g} --seed {a.seed} "
             f"--session-timeout-ms {a.session_timeout_ms} --drain-seconds {a.drain_seconds:g}` at commit "
-            f"{commit.strip()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on the shared 2-core machine; "
-            f"clients: {', '.join(clients)}.\n\n## Method\n\n{method}\n## The table\n\n")
+            f"{commit.strip()}{' --direct' if a.direct else ''}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+            f"on the shared 2-core machine; clients: {', '.join(clients)}; "
+            + ("the members bootstrap at serve directly (no observe)" if a.direct else
+               "every member's traffic goes through `groupspec observe` (its findings count)")
+            + f".\n\n## Method\n\n{method}\n## The table\n\n")
 
 
 def main() -> int:
@@ -193,6 +204,8 @@ def main() -> int:
     p.add_argument("--session-timeout-ms", type=int, default=6000, help="members' session timeout (default 6000)")
     p.add_argument("--drain-seconds", type=float, default=45.0, help="drain bound per cell (default 45)")
     p.add_argument("--markdown", default=None, help="also write the table to this file")
+    p.add_argument("--direct", action="store_true",
+                   help="members bootstrap at serve directly (--no-observe): only the promise and the clients judge")
     p.add_argument("--reuse", action="store_true", help="read cells that already have a report instead of running")
     a = p.parse_args()
     clients = a.client or list(CLIENTS)
