@@ -15,13 +15,15 @@ A cell is read from its report.json and events.jsonl only (what the member progr
 
 - **found** by: a promise violation (clients/promise.py: unconsumed, double-ownership,
   commit-backwards), the group not draining (no settled generation with every record consumed
-  within the drain time), a member that exited by itself (a fatal client error), an error kind
-  the baseline did not print (error texts with numbers and ids blanked), or, when the report has
+  within the drain time), a member that exited by itself (a fatal client error), a kind of group
+  error the baseline did not print (`error` and `commit_failed` events, and the `client_log`
+  warnings of the clients' coordinator loggers or librdkafka's group facilities, not those about
+  connections, metadata or a slow machine; texts with numbers and ids blanked), or, when the report has
   them, the judging proxy's findings (`observe` in report.json). None of these: not found.
 - **what the client did**, each against the baseline: `lost N records` (unconsumed), `stuck`
   (did not drain), `crashed N` (exits by themselves), `rejoined N` (assignments after a member
-  process's first, when more than 1.5 x the baseline's + 2), `retried N` (failed commits,
-  client errors and the warnings the client library logged, when more than 1.5 x the baseline's + 5); otherwise `as without the bug`.
+  process's first, when more than 1.5 x the baseline's + 2), `retried N` (those group
+  errors and warnings, when more than 1.5 x the baseline's + 5); otherwise `as without the bug`.
 """
 
 from __future__ import annotations
@@ -71,6 +73,21 @@ def normalize(text: str) -> str:
     text = re.sub(r"\b[ms]\d+-\d+\b", "MEMBER", text)
     text = re.sub(r"\d+", "N", text)
     return text[:110]
+
+
+GROUP_LOG: Final = re.compile(r"\b(CGRP\w*|HEARTBEAT|JOINGROUP|SYNCGROUP|LEAVEGROUP|COMMIT|OFFSET\w*|REBALANCE|"
+                              r"ASSIGN\w*)\b|GroupCoordinator")
+
+
+def about_the_group(e: dict[str, Any]) -> bool:
+    """An error the member saw (a raised error, a failed commit), or a warning its library logged about
+    the group (kafka-python's and kafka-clients' coordinator loggers, librdkafka's group facilities);
+    not the library's complaints about connections, metadata or a slow machine."""
+    if e["ev"] in ("error", "commit_failed"):
+        return True
+    if e["ev"] != "client_log":
+        return False
+    return "coordinator" in str(e.get("logger", "")).lower() or bool(GROUP_LOG.search(str(e.get("message", ""))))
 
 
 def read_events(path: str) -> list[dict[str, Any]]:
@@ -242,7 +259,7 @@ def read_cell(client: str, bug: str, a: argparse.Namespace) -> Cell:
     with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
         cell.doc = json.load(f)
     for e in read_events(os.path.join(out, "events.jsonl")):
-        if e["ev"] in ("error", "commit_failed", "client_log"):
+        if about_the_group(e):
             cell.errors[normalize(f"{e['ev']}: {e.get('error') or e.get('message')}")] += 1
             cell.retries += 1
         elif e["ev"] == "assigned":
