@@ -166,7 +166,8 @@ def markdown(cells: dict[tuple[str, str], Cell], clients: list[str], bugs: list[
         for client in clients:
             cell, base = cells[(client, bug)], cells[(client, BASELINE)]
             if not cell.ok or not base.ok:
-                row.append(f"no report (exit {cell.exit_code})")
+                row.append("not run" if cell.exit_code is None and not cell.seconds else
+                           f"no report (exit {cell.exit_code})")
                 continue
             if bug == BASELINE:
                 how = found_by(cell, cell)
@@ -223,6 +224,8 @@ def main() -> int:
     p.add_argument("--markdown", default=None, help="also write the table to this file")
     p.add_argument("--direct", action="store_true",
                    help="members bootstrap at serve directly (--no-observe): only the promise and the clients judge")
+    p.add_argument("--render", action="store_true",
+                   help="run nothing: the table of the cells RUNS already has (the others: not run)")
     p.add_argument("--reuse", action="store_true", help="read cells that already have a report instead of running")
     a = p.parse_args()
     clients = a.client or list(CLIENTS)
@@ -241,6 +244,8 @@ def main() -> int:
 
 
 def reuse_or_run(client: str, bug: str, a: argparse.Namespace) -> Cell:
+    if a.render:
+        return read_cell(client, bug, a)
     if a.reuse and os.path.exists(os.path.join(a.runs, client, bug, "run.json")):
         return read_cell(client, bug, a)
     return run_cell(client, bug, a)
