@@ -18,8 +18,10 @@ A cell is read from its report.json and events.jsonl only (what the member progr
   within the drain time), a member that exited by itself (a fatal client error), a kind of group
   error the baseline did not print (`error` and `commit_failed` events, and the `client_log`
   warnings of the clients' coordinator loggers or librdkafka's group facilities, not those about
-  connections, metadata or a slow machine; texts with numbers and ids blanked), or, when the report has
-  them, the judging proxy's findings (`observe` in report.json). None of these: not found.
+  connections, metadata or a slow machine such as librdkafka's REQTMOUT; texts with numbers and ids
+  blanked), or, when the members went through observe, the judging proxy's findings (`observe` in
+  report.json) other than the classes it also reports without any seeded bug under this machine's
+  load (`LOAD_ARTEFACTS`, listed apart). None of these: not found.
 - **what the client did**, each against the baseline: `lost N records` (unconsumed), `stuck`
   (did not drain), `crashed N` (exits by themselves), `rejoined N` (assignments after a member
   process's first, when more than 1.5 x the baseline's + 2), `retried N` (those group
@@ -79,6 +81,16 @@ GROUP_LOG: Final = re.compile(r"\b(CGRP\w*|HEARTBEAT|JOINGROUP|SYNCGROUP|LEAVEGR
                               r"ASSIGN\w*)\b|GroupCoordinator")
 
 
+# observe's finding classes seen without any seeded bug (the 10-minute runs against serve, docs/clients/):
+# a join phase answered while the judge still expected it parked, under load average 15-35 (the
+# proxy's arrival times lag behind the broker's by more than the judge's 200 ms slack). A cell whose
+# observe findings are all of these is not counted as found by observe; they are listed apart.
+LOAD_ARTEFACTS: Final = ("JoinGroup|Missing/JoinGroup/create-group|expected parked (no answer yet) actual NONE",
+                         "JoinGroup|Empty/JoinGroup/pending-member-joins|expected parked (no answer yet) actual NONE",
+                         "JoinGroup|PreparingRebalance/JoinGroup/pending-member-joins|expected parked (no answer yet) "
+                         "actual NONE")
+
+
 def about_the_group(e: dict[str, Any]) -> bool:
     """An error the member saw (a raised error, a failed commit), or a warning its library logged about
     the group (kafka-python's and kafka-clients' coordinator loggers, librdkafka's group facilities);
@@ -87,7 +99,10 @@ def about_the_group(e: dict[str, Any]) -> bool:
         return True
     if e["ev"] != "client_log":
         return False
-    return "coordinator" in str(e.get("logger", "")).lower() or bool(GROUP_LOG.search(str(e.get("message", ""))))
+    message = str(e.get("message", ""))
+    if message.startswith("REQTMOUT"):  # librdkafka: requests timed out in flight (a slow machine)
+        return False
+    return "coordinator" in str(e.get("logger", "")).lower() or bool(GROUP_LOG.search(message))
 
 
 def read_events(path: str) -> list[dict[str, Any]]:
@@ -122,9 +137,11 @@ def run_cell(client: str, bug: str, a: argparse.Namespace) -> Cell:
     return read_cell(client, bug, a)
 
 
-def observe_findings(doc: dict[str, Any]) -> int:
+def observe_classes(doc: dict[str, Any], artefacts: bool) -> list[dict[str, Any]]:
+    """observe's finding classes of a run: the load artefacts, or the others."""
     observe = doc.get("observe")
-    return int(observe.get("findings", 0)) if isinstance(observe, dict) else 0
+    classes = observe.get("classes", []) if isinstance(observe, dict) else []
+    return [c for c in classes if (c["class"] in LOAD_ARTEFACTS) == artefacts]
 
 
 def found_by(cell: Cell, base: Cell) -> list[str]:
@@ -137,8 +154,9 @@ def found_by(cell: Cell, base: Cell) -> list[str]:
     new = sorted(set(cell.errors) - set(base.errors))
     if new:
         how.append(f"{len(new)} new error kinds")
-    if observe_findings(d):
-        how.append(f"observe {observe_findings(d)} findings")
+    real = observe_classes(d, artefacts=False)
+    if real:
+        how.append(f"observe {sum(int(c['count']) for c in real)} findings")
     return how
 
 
@@ -189,12 +207,14 @@ def markdown(cells: dict[tuple[str, str], Cell], clients: list[str], bugs: list[
             new = sorted(set(cell.errors) - set(base.errors))
             if new:
                 lines.append(f"- `{bug}` / {client}: " + "; ".join(f"`{x}`" for x in new[:3]))
-    observed = [(bug, client, cells[(client, bug)].doc["observe"]) for bug in bugs for client in clients
-                if cells[(client, bug)].ok and (cells[(client, bug)].doc.get("observe") or {}).get("classes")]
-    if observed:
-        lines += ["", "observe's finding classes per cell (first two):", ""]
-        lines += [f"- `{bug}` / {client}: " + "; ".join(f"`{c['class']}`" for c in o["classes"][:2])
-                  for bug, client, o in observed]
+    for artefacts, title in ((False, "observe's finding classes per cell (first two)"),
+                             (True, "observe's load artefacts per cell (not counted; see LOAD_ARTEFACTS)")):
+        listed = [(bug, client, observe_classes(cells[(client, bug)].doc, artefacts)) for bug in bugs
+                  for client in clients if cells[(client, bug)].ok]
+        listed = [x for x in listed if x[2]]
+        if listed:
+            lines += ["", title + ":", ""]
+            lines += [f"- `{bug}` / {client}: " + "; ".join(f"`{c['class']}`" for c in cs[:2]) for bug, client, cs in listed]
     return "\n".join(lines) + "\n"
 
 
