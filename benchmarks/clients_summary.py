@@ -25,7 +25,9 @@ def row(doc: dict[str, Any]) -> str:
     violations = sum(doc["violations_by_kind"].values())
     by_kind = ", ".join(f"{k} {n}" for k, n in doc["violations_by_kind"].items() if n)
     observe = doc.get("observe")
-    judged = f"{observe['findings']} findings ({len(observe['classes'])} classes)" if observe else "not observed"
+    judged = (f"{observe['findings']} findings; judged {observe.get('judged_requests')} of "
+              f"{observe.get('group_requests')} group requests"
+              + (", then inconclusive" if observe.get("inconclusive_groups") else "") if observe else "not observed")
     return (f"| {doc['target']} | {doc['client']} | {churn} | {doc['produced']:,} | {doc['consumed']:,} | "
             f"{doc['duplicates']:,} | {len(doc['generations'])} | {doc['commits']:,} ({doc['commit_failures']}) | "
             f"{doc['client_errors']} / {doc.get('client_logs', 0)} | {len(doc.get('exits', []))} | "
