@@ -18,7 +18,7 @@ from typing import Final
 from model.coordinator_api import CoordinatorConfig
 from model.errors import EXIT_OK, BadInput, Incomplete
 
-from groupspec.options import output_dir
+from groupspec.options import add_config_option, output_dir, parse_config
 
 HELP: Final = "real clients (kafka-python, librdkafka, Java) in one group with churn, end to end"
 DESCRIPTION: Final = (
@@ -61,6 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drain-seconds", type=float, default=None, metavar="S",
                    help="seconds the group gets after the churn to settle and consume every record "
                         "(default 3 x the session timeout + 60)")
+    add_config_option(p, CoordinatorConfig())
     p.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="seeded bug of --target serve (repeatable)")
     p.add_argument("--observe", action=argparse.BooleanOptionalAction, default=OBSERVE_DEFAULT,
@@ -89,6 +90,7 @@ def run(a: argparse.Namespace) -> int:
             or (a.drain_seconds is not None and a.drain_seconds <= 0)):
         raise BadInput("--consumers, --partitions, --rate, --session-timeout-ms and --drain-seconds must be positive, "
                        "--minutes >= 0")
+    config = parse_config(a.config)  # the group settings of a target started for the run (serve, kafka-*)
     static = a.consumers if a.static == -1 else a.static
     if not 0 <= static <= a.consumers:
         raise BadInput(f"--static {a.static}: between 0 and --consumers ({a.consumers})")
@@ -117,7 +119,7 @@ def run(a: argparse.Namespace) -> int:
     plan = ChurnPlan(minutes=a.minutes, seed=a.seed, kinds=kinds)
     with contextlib.ExitStack() as stack:
         try:
-            host, port = stack.enter_context(start_target(a.target, CoordinatorConfig(), tuple(a.bug)))
+            host, port = stack.enter_context(start_target(a.target, config, tuple(a.bug)))
         except BadInput:
             raise
         except Exception as exc:  # noqa: BLE001 - a target that cannot start makes the run incomplete
