@@ -76,7 +76,8 @@ def markdown(doc: dict[str, Any]) -> str:
     observe = doc.get("observe")
     if observe and observe["classes"]:
         lines += ["## observe's findings (report in observe/)", "", "| count | class | scenario |", "|---|---|---|"]
-        lines += [f"| {c['count']} | {c['class']} | {c['scenario']} |" for c in observe["classes"]]
+        lines += [f"| {c['count']} | {str(c['class']).replace('|', chr(92) + '|')} | {c['scenario']} |"
+                  for c in observe["classes"]]
         lines.append("")
     if doc["violations"]:
         lines += ["## Violations", ""]
