@@ -16,8 +16,10 @@ The group has `consumers` slots; each holds one member process at a time. Every 
 | `restart` | SIGTERM, then a new member at once | a new member |
 | `static-restart` | SIGKILL, then a new process with the same group.instance.id at once | the same static member (static runs only) |
 
-With `static`, every slot's members share the instance id `s<slot>` (KIP-345), and a refilled slot
-is the same static member coming back. Each member produces at the workload's rate until the churn
+With `static` = K, the first K slots are static: each such slot's members share the instance id
+`s<slot>` (KIP-345), and a refilled slot is the same static member coming back; `static-restart` is
+done to static slots only. The other slots hold dynamic members (a group may mix both). A member
+that exits by itself (a fatal client error) is noted and its slot refilled after `down_s`. Each member produces at the workload's rate until the churn
 phase ends; then paused members are resumed, empty slots refilled, and the run drains: it ends when
 every live member shares one generation, has had all its records acknowledged, and every acknowledged
 record has been consumed (or at the drain timeout), and every member is stopped cleanly.
@@ -71,8 +73,9 @@ class ChurnRun:
     result: RunResult
     actions: tuple[Action, ...]
     plan: ChurnPlan
-    static: bool
+    static: int  # static slots (the first ones)
     drain_completed: bool
+    exits: tuple[Action, ...] = ()  # members that exited by themselves (kind: "exit CODE")
 
 
 @dataclass(order=True)
@@ -83,12 +86,13 @@ class _Task:
 
 
 class _Churner:
-    def __init__(self, w: Workload, plan: ChurnPlan, static: bool) -> None:
+    def __init__(self, w: Workload, plan: ChurnPlan, static: int) -> None:
         self.w, self.plan, self.static = w, plan, static
         self.rng = random.Random(plan.seed)
         self.group = Group(w)
         self.slots = [_Slot(i + 1) for i in range(w.consumers)]
         self.actions: list[Action] = []
+        self.exits: list[Action] = []
         self.t0 = time.monotonic()
         self.churn_end = self.t0 + plan.minutes * 60
         self.tasks: list[_Task] = []
@@ -103,10 +107,35 @@ class _Churner:
 
     def fill(self, slot: _Slot) -> None:
         slot.incarnation += 1
-        name = f"{'s' if self.static else 'm'}{slot.index}-{slot.incarnation}"
+        static = self.is_static(slot)
+        name = f"{'s' if static else 'm'}{slot.index}-{slot.incarnation}"
         records = max(0, int(self.w.rate * (self.churn_end - time.monotonic())))
-        self.group.start(name, records, instance_id=f"s{slot.index}" if self.static else None)
+        self.group.start(name, records, instance_id=f"s{slot.index}" if static else None)
         slot.member = name
+
+    def is_static(self, slot: _Slot) -> bool:
+        return slot.index <= self.static
+
+    def refill_exited(self) -> None:
+        """Slots whose member exited by itself: noted, refilled after `down_s`."""
+        for slot in self.slots:
+            if slot.member is None or slot.paused:
+                continue
+            member = self.group.members[slot.member]
+            if member.alive:
+                continue
+            code = member.wait(1)
+            self.exits.append(Action(round(self.now(), 1), f"exit {code}", slot.member))
+            self.group.note(f"{slot.member} exited by itself (exit {code})")
+            slot.member = None
+            self.later(self.rng.uniform(*self.plan.down_s), self.refill(slot))
+
+    def refill(self, slot: _Slot) -> Callable[[], None]:
+        """What fills `slot` later, if it is still empty then."""
+        def run() -> None:
+            if slot.member is None:
+                self.fill(slot)
+        return run
 
     def act(self, slot: _Slot, kind: str) -> None:
         assert slot.member is not None
@@ -129,24 +158,33 @@ class _Churner:
         if kind in ("restart", "static-restart"):
             self.fill(slot)
         else:
-            self.later(self.rng.uniform(*self.plan.down_s), lambda: self.fill(slot) if slot.member is None else None)
+            self.later(self.rng.uniform(*self.plan.down_s), self.refill(slot))
 
     def churn(self) -> None:
         kinds = [k for k in self.plan.kinds if self.static or k != "static-restart"]
         next_action = time.monotonic() + self.rng.uniform(*self.plan.gap_s)
         while time.monotonic() < self.churn_end:
-            due = min([next_action, self.churn_end] + ([self.tasks[0].due] if self.tasks else []))
+            due = min([next_action, self.churn_end, time.monotonic() + 1.0]
+                      + ([self.tasks[0].due] if self.tasks else []))
             time.sleep(max(0.0, due - time.monotonic()))
-            while self.tasks and self.tasks[0].due <= time.monotonic():
-                heapq.heappop(self.tasks).run()
+            self.run_due()
             if time.monotonic() >= next_action and time.monotonic() < self.churn_end:
                 up = [s for s in self.slots if s.member is not None and not s.paused]
                 if up and kinds:
-                    self.act(self.rng.choice(up), self.rng.choice(kinds))
+                    kind = self.rng.choice(kinds)
+                    eligible = [s for s in up if self.is_static(s)] if kind == "static-restart" else up
+                    if eligible:
+                        self.act(self.rng.choice(eligible), kind)
                 next_action = time.monotonic() + self.rng.uniform(*self.plan.gap_s)
+
+    def run_due(self) -> None:
+        self.refill_exited()
+        while self.tasks and self.tasks[0].due <= time.monotonic():
+            heapq.heappop(self.tasks).run()
 
     def restore(self) -> None:
         """End of churn: run what is pending now (resume the paused, refill the empty slots)."""
+        self.refill_exited()
         while self.tasks:
             heapq.heappop(self.tasks).run()
         for slot in self.slots:
@@ -154,8 +192,11 @@ class _Churner:
                 self.fill(slot)
 
 
-def churn_run(w: Workload, plan: ChurnPlan, static: bool = False, drain_s: Optional[float] = None) -> ChurnRun:
-    """Churn a group of `w.consumers` members for `plan.minutes`, drain, stop, check."""
+def churn_run(w: Workload, plan: ChurnPlan, static: int = 0, drain_s: Optional[float] = None) -> ChurnRun:
+    """Churn a group of `w.consumers` members (the first `static` of them static) for `plan.minutes`,
+    drain, stop, check."""
+    if not 0 <= static <= w.consumers:
+        raise ValueError(f"static slots {static} not in 0..{w.consumers}")
     c = _Churner(w, plan, static)
     drain = drain_s if drain_s is not None else 3 * w.session_timeout_ms / 1000 + 60
     completed = False
@@ -171,8 +212,15 @@ def churn_run(w: Workload, plan: ChurnPlan, static: bool = False, drain_s: Optio
             return (len(group.live()) == w.consumers and group.settled_above(-1) is not None
                     and group.done_producing() and group.all_consumed())
 
-        completed = group.wait_until(drained, drain)
+        end = time.monotonic() + drain
+        while not completed and time.monotonic() < end:
+            completed = group.wait_until(drained, min(1.0, end - time.monotonic()))
+            if not completed:  # a member that exits by itself while draining is replaced
+                c.refill_exited()
+                while c.tasks and c.tasks[0].due <= time.monotonic():
+                    heapq.heappop(c.tasks).run()
         group.note("drained: every record consumed, the group settled" if completed else "drain timed out")
     finally:
         codes = c.group.close()
-    return ChurnRun(summarize(c.group, w, completed, codes), tuple(c.actions), plan, static, completed)
+    return ChurnRun(summarize(c.group, w, completed, codes), tuple(c.actions), plan, static, completed,
+                    tuple(c.exits))

@@ -13,6 +13,7 @@ Every line has `ev` (the kind), `t` (wall-clock seconds, float: members run on o
 | `committed` | `partition`, `offset`, `generation` | a synchronous commit of that offset succeeded |
 | `commit_failed` | `error` | a commit failed (a rebalance, a fenced generation, ...) |
 | `error` | `error` | anything else the client reported as an error |
+| `client_log` | `level`, `message` | the client library logged a warning or an error (kafka-python's log, librdkafka's log callback; the Java consumer's slf4j-simple lines on stderr, turned into events by the driver) |
 | `closed` | | the consumer and producer were closed after SIGTERM |
 
 Partitions are integers (one topic per run). The Java member (clients/java) prints the same lines.
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Final, Optional
 
 KINDS: Final = frozenset({"started", "produced", "assigned", "revoked", "consumed", "committed",
-                          "commit_failed", "error", "closed"})
+                          "commit_failed", "error", "client_log", "closed"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,7 +99,16 @@ class Member:
 
     def _read_stderr(self, stream: IO[str]) -> None:
         for line in stream:
-            self.stderr.append(line.rstrip("\n"))
+            line = line.rstrip("\n")
+            logged = java.LOG_LINE.match(line)  # the Java member's library log (Python members print events)
+            if logged:
+                event = Event("client_log", round(time.time(), 6), self.name,
+                              {"level": logged["level"].replace("WARN", "WARNING"), "logger": logged["logger"],
+                               "message": logged["message"][:300]})
+                self.events.append(event)
+                self._on_event(event)
+                continue
+            self.stderr.append(line)
             del self.stderr[:-200]
 
     def signal(self, sig: int) -> None:

@@ -10,6 +10,11 @@ keys `NAME:i`, at `--rate` a second, acks=all), poll, print each record consumed
 synchronously what was consumed. The rebalance listener commits what it consumed of the partitions it
 gives up before printing `revoked`, and prints `assigned` with the generation the client joined in.
 On SIGTERM it closes the consumer (LeaveGroup) and the producer, prints `closed` and exits 0.
+What the client library logs at warning level or above is printed as `client_log` events (kafka-python's
+`kafka` loggers; librdkafka's log callback, delivered on the consumer's polls).
+An error the client raises (or, for librdkafka, reports to its error callback) is printed as an
+`error` event and the loop carries on, as an application that logs and retries does; a fatal one
+(a static member fenced by another process with its instance id) ends the program with exit 1.
 Events: clients/events.py. `--instance-id` sets group.instance.id (a static member; a restarted
 static member gets a new name, so its record keys stay unique, and the same instance id).
 
@@ -22,6 +27,8 @@ byte order), which `Consumer.consumer_group_metadata()` returns.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import signal
 import struct
 import sys
@@ -33,6 +40,7 @@ from clients.events import Emitter
 
 CLIENTS = ("kafka-python", "librdkafka")
 POLL_S = 0.2
+FATAL = 1  # the exit code after a fatal client error (the member stops without closing: it cannot)
 VALUE = b"x" * 100  # 100-byte values
 
 
@@ -50,6 +58,30 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--heartbeat-interval-ms", type=int, default=1000, help="heartbeat.interval.ms")
     p.add_argument("--instance-id", default=None, help="group.instance.id: a static member")
     return p.parse_args(argv)
+
+
+class LogEvents(logging.Handler):
+    """The client library's warnings and errors as `client_log` events."""
+
+    def __init__(self, member: "Member") -> None:
+        super().__init__(logging.WARNING)
+        self.member = member
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a library's malformed log call must not stop the member
+            message = str(record.msg)
+        self.member.emit("client_log", level=record.levelname, logger=record.name, message=message[:300])
+
+
+def library_logger(m: "Member", name: str) -> logging.Logger:
+    """A logger whose warnings and errors become `client_log` events (and nothing goes to stderr)."""
+    logger = logging.getLogger(name)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    logger.addHandler(LogEvents(m))
+    return logger
 
 
 class Member:
@@ -79,18 +111,24 @@ class Member:
                   generation=self.generation, ts=ts)
         self.pending[partition] = offset + 1
 
+    def error(self, what: str, exc: BaseException) -> None:
+        """Print an error the client raised and carry on, as an application that logs and retries does."""
+        self.emit("error", error=f"{what}: {type(exc).__name__}: {exc}")
+        time.sleep(POLL_S)
+
     def commit(self, partitions: Optional[set[int]], do_commit: Callable[[dict[int, int]], None]) -> None:
         """Commit the pending offsets (of `partitions`, or all) synchronously and print the outcome."""
         offsets = {p: o for p, o in self.pending.items() if partitions is None or p in partitions}
         if not offsets:
             return
+        sent = round(time.time(), 6)
         try:
             do_commit(offsets)
         except Exception as exc:  # noqa: BLE001 - a client's commit error is an outcome to print
             self.emit("commit_failed", error=f"{type(exc).__name__}: {exc}", generation=self.generation)
         else:
             for p, o in sorted(offsets.items()):
-                self.emit("committed", partition=p, offset=o, generation=self.generation)
+                self.emit("committed", partition=p, offset=o, generation=self.generation, sent=sent)
         for p in offsets:
             self.pending.pop(p, None)
 
@@ -98,15 +136,16 @@ class Member:
 # ------------------------------------------------------------------------------ kafka-python
 
 
-def run_kafka_python(m: Member) -> None:
+def run_kafka_python(m: Member) -> int:
     import kafka
     from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
     from kafka.admin import NewTopic
     from kafka.consumer.subscription_state import ConsumerRebalanceListener
-    from kafka.errors import TopicAlreadyExistsError
+    from kafka.errors import FencedInstanceIdError, KafkaError, TopicAlreadyExistsError
 
     a = m.a
     m.emit("started", client=f"kafka-python {kafka.__version__}")
+    library_logger(m, "kafka")
     admin = KafkaAdminClient(bootstrap_servers=a.bootstrap, client_id=f"{a.name}-admin")
     try:
         admin.create_topics([NewTopic(a.topic, a.partitions, 1)])
@@ -145,7 +184,15 @@ def run_kafka_python(m: Member) -> None:
             key = m.next_key()
             producer.send(a.topic, key=key.encode(), value=VALUE).add_callback(delivered(key)).add_errback(
                 lambda exc: m.emit("error", error=f"produce: {exc}"))
-        for tp, batch in consumer.poll(timeout_ms=int(POLL_S * 1000)).items():
+        try:
+            polled = consumer.poll(timeout_ms=int(POLL_S * 1000))
+        except FencedInstanceIdError as exc:  # fatal: another process took this static member's place
+            m.emit("error", error=f"poll: fatal: {type(exc).__name__}: {exc}")
+            return FATAL
+        except KafkaError as exc:
+            m.error("poll", exc)
+            continue
+        for tp, batch in polled.items():
             for record in batch:
                 m.consumed(record.key, tp.partition, record.offset, record.timestamp)
         m.commit(None, commit)
@@ -153,6 +200,7 @@ def run_kafka_python(m: Member) -> None:
     producer.flush(10)
     producer.close(10)
     m.emit("closed")
+    return 0
 
 
 # ------------------------------------------------------------------------------ librdkafka
@@ -165,7 +213,7 @@ def _rdkafka_generation(cgmd: Any) -> int:
     return -1
 
 
-def run_librdkafka(m: Member) -> None:
+def run_librdkafka(m: Member) -> int:
     import confluent_kafka as ck
     from confluent_kafka.admin import AdminClient
     from confluent_kafka.cimpl import NewTopic
@@ -180,9 +228,17 @@ def run_librdkafka(m: Member) -> None:
             if exc.args[0].code() != ck.KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
     producer = ck.Producer({"bootstrap.servers": a.bootstrap, "client.id": f"{a.name}-producer", "acks": "all"})
-    settings = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "client.id": a.name,
+    fatal = threading.Event()
+
+    def on_error(err: Any) -> None:  # the consumer's errors outside poll (its background threads)
+        m.emit("error", error=f"{'fatal: ' if err.fatal() else ''}{err.name()}: {err.str()}")
+        if err.fatal():
+            fatal.set()
+
+    settings: dict[str, Any] = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "client.id": a.name,
                 "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                "session.timeout.ms": a.session_timeout_ms, "heartbeat.interval.ms": a.heartbeat_interval_ms}
+                "session.timeout.ms": a.session_timeout_ms, "heartbeat.interval.ms": a.heartbeat_interval_ms,
+                "error_cb": on_error, "logger": library_logger(m, "librdkafka")}
     if a.instance_id is not None:
         settings["group.instance.id"] = a.instance_id
     consumer = ck.Consumer(settings)
@@ -212,6 +268,8 @@ def run_librdkafka(m: Member) -> None:
 
     consumer.subscribe([a.topic], on_assign=on_assign, on_revoke=on_revoke)
     while not m.stop.is_set():
+        if fatal.is_set():  # e.g. a static member fenced by another process with its instance id
+            return FATAL
         for _ in range(m.due()):
             producer.produce(a.topic, key=m.next_key().encode(), value=VALUE, on_delivery=delivered)
         producer.poll(0)
@@ -229,6 +287,7 @@ def run_librdkafka(m: Member) -> None:
     consumer.close()  # revokes (on_revoke commits), then LeaveGroup
     producer.flush(10)
     m.emit("closed")
+    return 0
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -236,8 +295,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     member = Member(a)
     signal.signal(signal.SIGTERM, lambda signum, frame: member.stop.set())
     signal.signal(signal.SIGINT, lambda signum, frame: member.stop.set())
-    {"kafka-python": run_kafka_python, "librdkafka": run_librdkafka}[a.client](member)
-    return 0
+    code = {"kafka-python": run_kafka_python, "librdkafka": run_librdkafka}[a.client](member)
+    if code == FATAL:  # the client's threads may still be retrying: do not wait for them
+        sys.stdout.flush()
+        os._exit(FATAL)
+    return code
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ Three checks, each a list of violations (counted and listed in reports):
   (`assigned` events). A static member is one member across its restarts (its `instance_id`):
   a static member that comes back takes its assignment over in the same generation (KIP-345). The coordinator hands out one assignment per generation, chosen by one
   leader, so this means a broken generation (one that was not bumped, or two leaders in one).
-- `commit-backwards`: a successful commit of a partition (`committed` events, in time order across
-  members) to an offset below one committed before. Commits of a fenced generation must be
+- `commit-backwards`: a successful commit of a partition (`committed` events, across members) to an
+  offset below one whose answer had come back before this commit was sent (`sent`, `t`). Commits of a fenced generation must be
   rejected, so a correct group only moves its committed offsets forward.
 
 Duplicates (a record consumed more than once) are counted, not violations: at-least-once allows them.
@@ -17,6 +17,7 @@ Duplicates (a record consumed more than once) are counted, not violations: at-le
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Final, Iterable
@@ -60,7 +61,7 @@ def check(events: Iterable[Event]) -> Verdict:
                                                       f"{e['offset']}, produced by {e.name}) was never consumed"))
     owners: dict[tuple[int, int], set[str]] = defaultdict(set)
     for e in ordered:
-        if e.ev == "assigned":
+        if e.ev == "assigned" and int(e["generation"]) >= 0:  # -1: the client did not say
             for p in e["partitions"]:
                 instance = e.fields.get("instance_id")
                 who = f"static member {instance}" if instance else f"{e.name} ({e['member_id']})"
@@ -69,20 +70,37 @@ def check(events: Iterable[Event]) -> Verdict:
         if len(members) > 1:
             violations.append(Violation("double-ownership", f"partition {partition} in generation {generation} "
                                                             f"was assigned to {', '.join(sorted(members))}"))
-    last: dict[int, tuple[int, Event]] = {}
-    commits = 0
-    for e in ordered:
-        if e.ev != "committed":
-            continue
-        commits += 1
-        partition, offset = int(e["partition"]), int(e["offset"])
-        before = last.get(partition)
-        if before is not None and offset < before[0]:
-            violations.append(Violation("commit-backwards", f"partition {partition}: {e.name} committed {offset} "
-                                                            f"(generation {e['generation']}) after {before[1].name} "
-                                                            f"committed {before[0]} (generation "
-                                                            f"{before[1]['generation']})"))
-        if before is None or offset >= before[0]:
-            last[partition] = (offset, e)
+    commits = [e for e in ordered if e.ev == "committed"]
+    violations += _backwards(commits)
     generations = tuple(sorted({g for g, _ in owners}))
-    return Verdict(len(produced), len(consumed), sum(consumed.values()), generations, commits, tuple(violations))
+    return Verdict(len(produced), len(consumed), sum(consumed.values()), generations, len(commits),
+                   tuple(violations))
+
+
+def _backwards(commits: list[Event]) -> list[Violation]:
+    """Commits below a commit of the same partition that had succeeded before they were sent.
+
+    A `committed` event is printed when the commit's answer came back (`t`); `sent` is when it was
+    sent (events without it: `t`). Only a commit sent after another one's answer surely reached the
+    broker after it, so only such pairs are compared (a member paused between the answer and its
+    line must not make two commits look reordered)."""
+    out: list[Violation] = []
+    by_partition: dict[int, list[Event]] = defaultdict(list)
+    for e in commits:  # in answer order
+        by_partition[int(e["partition"])].append(e)
+    for partition, cs in sorted(by_partition.items()):
+        answered = [e.t for e in cs]
+        best: list[Event] = []  # best[i]: the highest commit among cs[:i + 1]
+        for e in cs:
+            best.append(e if not best or int(e["offset"]) > int(best[-1]["offset"]) else best[-1])
+        for e in cs:
+            before = bisect.bisect_left(answered, float(e.fields.get("sent", e.t)))  # answered before e was sent
+            if before == 0:
+                continue
+            top = best[before - 1]
+            if int(e["offset"]) < int(top["offset"]):
+                out.append(Violation("commit-backwards", f"partition {partition}: {e.name} committed {e['offset']} "
+                                                         f"(generation {e['generation']}) after {top.name} had "
+                                                         f"committed {top['offset']} (generation "
+                                                         f"{top['generation']})"))
+    return out

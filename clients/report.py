@@ -13,7 +13,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import asdict
-from typing import Any, Final
+from typing import Any, Final, Optional
 
 from model.atomic import write_text_atomic
 
@@ -23,7 +23,7 @@ from clients.promise import KINDS
 LISTED: Final = 200  # violations listed in report.md (report.json lists all)
 
 
-def report_doc(run: ChurnRun, target: str) -> dict[str, Any]:
+def report_doc(run: ChurnRun, target: str, observe: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     r = run.result
     v = r.verdict
     w = r.workload
@@ -46,10 +46,13 @@ def report_doc(run: ChurnRun, target: str) -> dict[str, Any]:
         "generations": list(v.generations), "commits": v.commits,
         "commit_failures": sum(1 for e in r.events if e.ev == "commit_failed"),
         "client_errors": sum(1 for e in r.events if e.ev == "error"),
+        "client_logs": sum(1 for e in r.events if e.ev == "client_log"),
         "violations_by_kind": {k: v.count(k) for k in KINDS},
+        "observe": observe,  # the judging proxy's summary (clients/observer.py), or None: not observed
         "violations": [asdict(x) for x in v.violations],
         "members": members,
         "bad_event_lines": list(r.bad_lines),
+        "exits": [asdict(a) for a in run.exits],
         "timeline": list(r.notes),
     }
 
@@ -58,7 +61,7 @@ def markdown(doc: dict[str, Any]) -> str:
     churn = doc["churn"]
     verdict = "kept" if not doc["violations"] else f"**broken: {len(doc['violations'])} violation(s)**"
     lines = [f"# groupspec clients: {doc['client']} against {doc['target']}", "",
-             f"- {doc['workload']['consumers']} members{' (static)' if doc['static'] else ''}, topic "
+             f"- {doc['workload']['consumers']} members{_static(doc)}, topic "
              f"{doc['workload']['topic']} ({doc['workload']['partitions']} partitions), {churn['minutes']:g} min "
              f"of churn, seed {churn['seed']}; churn done: "
              f"{', '.join(f'{k} {n}' for k, n in churn['actions_by_kind'].items()) or 'none'}",
@@ -66,8 +69,16 @@ def markdown(doc: dict[str, Any]) -> str:
              f"({', '.join(f'{k} {n}' for k, n in doc['violations_by_kind'].items())})",
              f"- records: {doc['produced']} acknowledged, {doc['consumed']} consumed, {doc['duplicates']} "
              f"duplicate deliveries; {len(doc['generations'])} generations; {doc['commits']} commits, "
-             f"{doc['commit_failures']} commit failures; {doc['client_errors']} client errors",
-             f"- drained after the churn: {'yes' if doc['drained'] else 'no (timed out)'}", ""]
+             f"{doc['commit_failures']} commit failures; {doc['client_errors']} client errors, "
+             f"{doc.get('client_logs', 0)} client warnings logged",
+             f"- drained after the churn: {'yes' if doc['drained'] else 'no (timed out)'}",
+             f"- {_observed(doc.get('observe'))}", ""]
+    observe = doc.get("observe")
+    if observe and observe["classes"]:
+        lines += ["## observe's findings (report in observe/)", "", "| count | class | scenario |", "|---|---|---|"]
+        lines += [f"| {c['count']} | {str(c['class']).replace('|', chr(92) + '|')} | {c['scenario']} |"
+                  for c in observe["classes"]]
+        lines.append("")
     if doc["violations"]:
         lines += ["## Violations", ""]
         lines += [f"- {x['kind']}: {x['detail']}" for x in doc["violations"][:LISTED]]
@@ -82,8 +93,26 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(directory: str, run: ChurnRun, target: str) -> dict[str, Any]:
-    doc = report_doc(run, target)
+def _observed(observe: Optional[dict[str, Any]]) -> str:
+    if not observe:
+        return "judged by observe: no (the members talked to the target directly)"
+    extra = ", ".join(f"{k.replace('_', ' ')} {observe[k]}" for k in
+                      ("requests", "group_requests", "judged_requests", "inconclusive_groups", "unparsed")
+                      if observe.get(k) is not None)
+    return (f"judged by observe (profile {observe.get('profile')}; every request of the members went through it): "
+            f"**{observe['findings']} findings** in {len(observe['classes'])} classes, exit {observe['exit_code']}"
+            + (f"; {extra}" if extra else "") + (f"; upstream error: {observe['target_error']}"
+                                                 if observe.get("target_error") else ""))
+
+
+def _static(doc: dict[str, Any]) -> str:
+    k, n = doc["static"], doc["workload"]["consumers"]
+    return "" if not k else " (static)" if k == n else f" ({k} static, {n - k} dynamic)"
+
+
+def write_report(directory: str, run: ChurnRun, target: str,
+                 observe: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    doc = report_doc(run, target, observe)
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
     write_text_atomic(os.path.join(directory, "events.jsonl"), "".join(

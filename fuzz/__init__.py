@@ -14,5 +14,6 @@ Layout (lower modules never import higher ones):
 - `replay`   a finding's scenario replayed: does it fail at its departing step, with its class?
 - `report`   the JSON and Markdown report
 - `probe`    the target's group settings, by DescribeConfigs or probed, reconciled with --config
+- `targets`  the targets a run starts and stops itself (serve, Kafka, Tansu) or names (kafka://)
 - `cli`      what `groupspec fuzz` runs (`fuzz`, FuzzOptions; groupspec/commands/ parses the arguments)
 """

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import io
 import asyncio
-import contextlib
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Final, Iterable, Iterator, Optional
+from typing import Any, Final, Iterable, Optional
 
 from check.profiles import Urgent
 from model.atomic import write_text_atomic
@@ -47,6 +45,7 @@ from fuzz.engine import Budget, Generator, Hazards, RunSettings, SequenceResult,
 from fuzz.families import families
 from fuzz.judge import CONTEXT_SEP, Finding, Tolerance
 from fuzz.probe import TargetSettings, read_settings, reconcile
+from fuzz.targets import start_target
 from fuzz.replay import replay as replay_finding
 from render.findings import write_report_html
 
@@ -465,7 +464,13 @@ def markdown(doc: dict[str, Any]) -> str:
               f"{doc['replay']['as_found']} of {doc['replay']['checked']}"]
     if doc.get("sequence_ends"):
         lines += ["- sequences' judging ended: " + ", ".join(f"{k} {v}" for k, v in doc["sequence_ends"].items())]
-    lines += [""] + _hazards_markdown(doc) + _accepted_markdown(doc) + _families_markdown(doc)
+    lines += [""] + _hazards_markdown(doc)
+    return "\n".join(lines + findings_markdown(doc) + _rows_markdown(doc)) + "\n"
+
+
+def findings_markdown(doc: dict[str, Any]) -> list[str]:
+    """A report's accepted differences, families and classes as Markdown (fuzz and observe)."""
+    lines = _accepted_markdown(doc) + _families_markdown(doc)
     for c in doc["classes"]:
         lines += [f"## {c['api']} v{c['api_version']}: {c['class'].split('|')[-1]}", "",
                   f"- count {c['count']}, first seen at {c['first_seen_s']} s",
@@ -476,7 +481,7 @@ def markdown(doc: dict[str, Any]) -> str:
                   f"- minimal sequence ({len(c['steps'])} of {c['original_steps']} actions, "
                   f"{c['shrink_runs']} shrink runs): `{json.dumps(c['steps'])}`",
                   f"- scenario: `{c['scenario']}` ({c['scenario_check']})", ""]
-    return "\n".join(lines + _rows_markdown(doc)) + "\n"
+    return lines
 
 
 def _hazards_markdown(doc: dict[str, Any]) -> list[str]:
@@ -571,74 +576,13 @@ def accept_from_report(directory: str, target: str, out: str, by_family: bool = 
     return EXIT_OK
 
 
-def _create_topic(tansu: str, url: str) -> None:
-    """The topic the fuzzer commits offsets to, created with Tansu's own CLI (Tansu, like Kafka,
-    answers UNKNOWN_TOPIC_OR_PARTITION to a commit for a topic that does not exist, and the wire
-    codec has no CreateTopics)."""
-    from fuzz.actions import PARTITIONS
-    done = subprocess.run([tansu, "topic", "create", PARTITIONS[0].topic, "--broker", url,
-                           "--partitions", str(len(PARTITIONS))],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        raise WireError(f"tansu topic create {PARTITIONS[0].topic}: {done.stderr.strip()[-300:]}")
-
-
-@contextlib.contextmanager
-def _target(spec: str, config: CoordinatorConfig, bugs: tuple[str, ...]) -> Iterator[tuple[str, int]]:
-    if bugs and spec not in ("reference", "serve"):
-        raise BadInput("--bug needs --target serve (or run `groupspec serve --bug`)")
-    if spec in ("reference", "serve"):
-        from reference.bugs import BUGS
-        unknown = sorted(set(bugs) - set(BUGS))
-        if unknown:
-            raise BadInput(f"unknown --bug {unknown}; known: {', '.join(sorted(BUGS))}")
-        # `groupspec serve` in its own process (its timers must not wait for this one's GIL)
-        cmd = [sys.executable, "-m", "groupspec.cli", "serve", "--port", "0"]
-        for k, v in kafka_properties(config).items():
-            cmd += ["--config", f"{k}={v}"]
-        for b in bugs:
-            cmd += ["--bug", b]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        try:
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            if not line.startswith("groupspec serve: listening on "):
-                raise WireError(f"groupspec serve did not start: {line.strip() or proc.wait(10)}")
-            host, _, port = line.rsplit(" ", 1)[1].strip().rpartition(":")
-            yield host, int(port)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-    elif spec == "tansu":
-        from wire.tansu import TansuBroker
-        with TansuBroker() as tb:
-            _create_topic(tb.binary, f"tcp://{tb.host}:{tb.port}")
-            yield tb.host, tb.port
-    elif spec.startswith("kafka-"):
-        from wire.kafka_broker import KafkaBroker
-        from fuzz.actions import PARTITIONS
-        topics = {PARTITIONS[0].topic: len(PARTITIONS)}  # Kafka checks that committed topics exist
-        with KafkaBroker(spec[len("kafka-"):], config, topics=topics) as kb:
-            host, _, port = kb.address().rpartition(":")
-            yield host, int(port)
-    else:
-        from wire import parse_address
-        try:
-            yield parse_address(spec)
-        except ValueError as e:
-            raise BadInput(f"--target: {e}") from None
-
-
 def fuzz(options: FuzzOptions, config: CoordinatorConfig) -> int:
     """One fuzz run on `options.target` configured with `config`; the summary on stdout, the report
     in `options.report` (a directory that exists) if given."""
     fuzzer: Optional[Fuzzer] = None
     interrupted = False
     try:
-        with _target(options.target, config, options.bugs) as (host, port):
+        with start_target(options.target, config, options.bugs) as (host, port):
             found = None
             if options.probe:
                 found = read_settings(host, port, allow_remote=options.allow_remote)

@@ -142,6 +142,9 @@ class Tolerance:
     # judge that computes for seconds delays reading every other group's answers
     max_observation_ms: int = 500
     overtake_ms: int = 1500  # a request may be processed after one sent up to this much later
+    # ... and after one sent up to this much later whatever the target's latency (observe/: the
+    # proxy reads requests of different connections at moments the broker does not see)
+    min_overtake_ms: int = 0
     process_ms: int = 2000  # every request has been processed this long after it was sent
     # with the late-expiry allowances: a session expiry due from this long before a request that
     # re-arms the member to that request's answer may be evaluated after it
@@ -358,6 +361,33 @@ class GroupJudge:
         self.finding = finding
         return self.finding
 
+    def closed(self, numbers: frozenset[int]) -> None:
+        """The connection that carried requests `numbers` closed before they were answered (a
+        client went away; observe/): their answers are never seen, so none is expected (Kafka
+        processes a request it has read whether or not its connection stays open)."""
+        for h in self.hyps:
+            h.answered = h.answered | numbers
+
+    def forget(self) -> None:
+        """Drop what is kept for requests every hypothesis has answered and processed (a judge of
+        a long-lived group, observe/): their answers can no longer tell hypotheses apart."""
+        armers = {req for h in self.hyps for req, _ in h.uncertain.values()}  # (timers' latency)
+        done = [n for n in self.sent if n not in armers
+                and all(n in h.answered and n in h.produced for h in self.hyps)
+                and all(p.number != n for h in self.hyps for p in h.pending)]
+        if not done:
+            return
+        gone = frozenset(done)
+        for h in self.hyps:
+            h.answered = h.answered - gone
+            for n in done:
+                h.produced.pop(n, None)
+                h.req_rows.pop(n, None)
+        for n in done:
+            for d in (self.sent, self.states_before, self.answered_at, self.processed_at):
+                d.pop(n, None)
+        self.hyps = self._dedupe(self.hyps)
+
     def processed(self, number: int) -> bool:
         """Whether every hypothesis has processed request `number` (a read barrier holds: a
         request sent from now on is processed after it, with no overtaking to consider)."""
@@ -400,7 +430,7 @@ class GroupJudge:
         slowest answer among the observation's neighbours (a target that reads slowly answers
         slowly), at most `overtake_ms`; with a responsive target, requests are judged in the order
         sent."""
-        return min(self.tol.overtake_ms, self._recent_ms)
+        return min(self.tol.overtake_ms, max(self.tol.min_overtake_ms, self._recent_ms))
 
     def _start(self, at_ms: int, own: Optional[int] = None) -> None:
         """Judging an observation at `at_ms` begins: its CPU budget, and its slack, measured on

@@ -20,8 +20,8 @@ from typing import Final, NoReturn, Optional, Protocol, Sequence
 from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 
 from groupspec.commands import (
-    check, clients, diff, fuzz, prove, prove_states, render, replay, scenario_render, scenario_run,
-    serve, soak, traces_generate,
+    check, clients, diff, fuzz, observe, prove, prove_states, render, replay, scenario_render,
+    scenario_run, serve, soak, traces_generate,
 )
 
 
@@ -51,6 +51,7 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
     ("soak", soak),
     ("serve", serve),
     ("fuzz", fuzz),
+    ("observe", observe),
     ("clients", clients),
     ("render", render),
 )

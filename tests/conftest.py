@@ -45,9 +45,14 @@ SLOW: Final[dict[str, str]] = {
         "kafka-python, librdkafka and the Java consumer (3.9.2, 4.4.0) each run a 3-member group with a "
         "leave and a join against serve (9-13 s each, 45 s in all)",
     "tests/clients/test_clients_cli.py::test_a_short_churn_run_against_serve_keeps_the_promise":
-        "18 s of churn of a kafka-python group against serve, then the drain (21 s)",
+        "18 s of churn of a mixed static/dynamic group against serve through observe, then the drain; "
+        "kafka-python and librdkafka (27 s each under load)",
     "tests/clients/test_clients_cli.py::test_the_same_run_against_a_seeded_bug_breaks_the_promise":
-        "the same run against serve --bug no-generation-bump (21 s)",
+        "the same run against serve --bug no-generation-bump, through observe (27 s under load)",
+    # observe/: a real kafka-python group through `groupspec observe` in front of `groupspec serve`
+    "tests/observe/test_observe_clients.py":
+        "a 3-member kafka-python group producing and consuming through observe in front of serve, and "
+        "the same against serve --bug no-generation-bump (11 s each)",
     # diff/: lockstep search for differences between tables, then scenario verification
     "tests/diff/test_diff.py::test_every_mutant_differs_with_a_verified_scenario":
         "15 mutants, 0.5-28 s each (55 s)",

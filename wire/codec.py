@@ -144,16 +144,19 @@ def encode_response_with(schema: MessageSchema, version: int, correlation_id: in
 
 def decode_response(api: ApiKey, version: int, data: bytes) -> tuple[int, Struct]:
     """(correlation id, body) of one response (without size prefix) to a request of `api`/`version`."""
-    return decode_response_with(response_schema(api), version, data,
-                                flexible_header=response_header_version(api, version) >= 1)
+    return _decode_response(response_schema(api), version, data, response_header_version(api, version) >= 1)
 
 
-def decode_response_with(schema: MessageSchema, version: int, data: bytes,
-                         flexible_header: Optional[bool] = None) -> tuple[int, Struct]:
-    """`decode_response` for any response schema (header v1 for flexible versions unless told)."""
+def decode_response_with(schema: MessageSchema, version: int, data: bytes) -> tuple[int, Struct]:
+    """`decode_response` for a response of `schema` (header v1 for flexible versions, else v0): the
+    inverse of `encode_response_with`."""
+    return _decode_response(schema, version, data, schema.is_flexible(version))
+
+
+def _decode_response(schema: MessageSchema, version: int, data: bytes, tagged_header: bool) -> tuple[int, Struct]:
     r = Reader(data, schema.name, version)
     correlation_id = r.int32("correlation_id")
-    if schema.is_flexible(version) if flexible_header is None else flexible_header:
+    if tagged_header:
         _skip_tagged(r, "ResponseHeader")
     body = decode(schema, version, r)
     _no_trailing(r)

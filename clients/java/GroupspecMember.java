@@ -9,7 +9,8 @@
 // until SIGTERM: produce what is due (keys NAME:i, acks=all, idempotent as the producer's default),
 // poll, print each record consumed, commit synchronously. The rebalance listener commits what was
 // consumed of the partitions given up, then prints `revoked`; on assignment it prints `assigned`
-// with consumer.groupMetadata().generationId(). SIGTERM: wake the consumer, close it (LeaveGroup)
+// with consumer.groupMetadata().generationId(). An exception from poll is printed as an `error` event
+// and the loop goes on; a fatal one (FencedInstanceIdException) ends the program with exit 1. SIGTERM: wake the consumer, close it (LeaveGroup)
 // and the producer, print `closed`, exit 0. Compiled by scripts/build_java_client.sh; uses only
 // APIs present in kafka-clients 3.9 and 4.x, so one build runs with either jar set.
 
@@ -32,12 +33,15 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -127,11 +131,13 @@ public final class GroupspecMember {
         if (offsets.isEmpty()) {
             return;
         }
+        double sent = System.currentTimeMillis() / 1000.0;
         try {
             consumer.commitSync(offsets);
             for (int p : partitionsOf(offsets)) {
                 emit("committed", "\"partition\": " + p + ", \"offset\": "
-                    + offsets.get(new TopicPartition(topic, p)).offset() + ", \"generation\": " + generation);
+                    + offsets.get(new TopicPartition(topic, p)).offset() + ", \"generation\": " + generation
+                    + ", \"sent\": " + sent);
             }
         } catch (WakeupException e) {
             stop.set(true);
@@ -256,7 +262,23 @@ public final class GroupspecMember {
                         }
                     });
                 }
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                ConsumerRecords<byte[], byte[]> polled;
+                try {
+                    polled = consumer.poll(Duration.ofMillis(200));
+                } catch (WakeupException e) {
+                    throw e;
+                } catch (FencedInstanceIdException e) {  // fatal: another process has this static member's id
+                    emit("error", "\"error\": " + quote("poll: fatal: " + e.getClass().getSimpleName() + ": "
+                        + e.getMessage()));
+                    producer.close(Duration.ofSeconds(1));
+                    Runtime.getRuntime().halt(1);
+                    return;
+                } catch (KafkaException e) {  // an application that logs and retries
+                    emit("error", "\"error\": " + quote("poll: " + e.getClass().getSimpleName() + ": " + e.getMessage()));
+                    Thread.sleep(200);
+                    continue;
+                }
+                for (ConsumerRecord<byte[], byte[]> r : polled) {
                     String key = r.key() == null ? null : new String(r.key());
                     emit("consumed", "\"key\": " + (key == null ? "null" : quote(key)) + ", \"partition\": "
                         + r.partition() + ", \"offset\": " + r.offset() + ", \"generation\": " + generation

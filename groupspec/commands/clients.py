@@ -3,20 +3,22 @@ checked against the end-to-end promise (clients/churn.py, clients/promise.py, cl
 
 Exit 0 the promise held and the group drained, 1 a violation, 2 bad input, 3 incomplete (the group
 did not drain, a member never printed its events, or the target could not be started), 130
-interrupted (members are stopped; no report).
+interrupted by Ctrl-C or SIGTERM (members are stopped; no report).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import signal
 import sys
 from typing import Final
 
 from model.coordinator_api import CoordinatorConfig
 from model.errors import EXIT_OK, BadInput, Incomplete
 
-from groupspec.options import output_dir
+from groupspec.options import add_config_option, output_dir, parse_config
 
 HELP: Final = "real clients (kafka-python, librdkafka, Java) in one group with churn, end to end"
 DESCRIPTION: Final = (
@@ -27,6 +29,7 @@ DESCRIPTION: Final = (
 EPILOG: Final = ("Exit status: 0 the promise held, 1 a violation, 2 bad input, 3 incomplete, 130 interrupted. "
                  "The report (report.json, report.md, events.jsonl) goes to --report DIR.")
 EXIT_VIOLATION: Final = 1
+OBSERVE_DEFAULT: Final = True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,8 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"kafka-clients version of --client java (default {DEFAULT_VERSION}; .kafka-jars/V)")
     p.add_argument("--consumers", type=int, default=3, metavar="N", help="members in the group (default 3)")
     p.add_argument("--minutes", type=float, default=1.0, metavar="M", help="minutes of churn (default 1)")
-    p.add_argument("--static", action="store_true",
-                   help="static members (group.instance.id per slot; restarts come back as the same member)")
+    p.add_argument("--static", type=int, nargs="?", const=-1, default=0, metavar="K",
+                   help="static members (group.instance.id per slot; restarts come back as the same member): "
+                        "all of them, or the first K (the others dynamic: a mixed group)")
     p.add_argument("--churn", default=None, metavar="KINDS",
                    help=f"comma-separated churn kinds of {', '.join(KINDS)}, or none (default: stop,kill,pause,"
                         "restart, plus static-restart with --static)")
@@ -54,23 +58,44 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="records a second each member produces (default 50)")
     p.add_argument("--session-timeout-ms", type=int, default=10000, metavar="MS",
                    help="the members' session.timeout.ms (default 10000)")
+    p.add_argument("--drain-seconds", type=float, default=None, metavar="S",
+                   help="seconds the group gets after the churn to settle and consume every record "
+                        "(default 3 x the session timeout + 60)")
+    add_config_option(p, CoordinatorConfig())
     p.add_argument("--bug", action="append", default=[], metavar="NAME",
                    help="seeded bug of --target serve (repeatable)")
+    p.add_argument("--observe", action=argparse.BooleanOptionalAction, default=OBSERVE_DEFAULT,
+                   help="route every member's traffic through `groupspec observe` (the judging proxy) started in "
+                        "front of the target, and count its findings (default: %(default)s)")
+    p.add_argument("--observe-profile", default=None, metavar="P",
+                   help="observe's --profile (default: kafka-3.9 and kafka-4 for those targets, else observe's "
+                        "default for a kafka:// upstream, strict)")
+    p.add_argument("--observe-accept", default=None, metavar="FILE", help="observe's --accept FILE (known differences)")
     p.add_argument("--allow-remote", action="store_true", help="allow a kafka://HOST:PORT target off loopback")
     p.add_argument("--report", required=True, metavar="DIR", help="write report.json, report.md, events.jsonl in DIR")
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def run(a: argparse.Namespace) -> int:
     from clients.churn import DYNAMIC_KINDS, KINDS, ChurnPlan, churn_run
     from clients.group import Workload, unavailable
+    from clients.observer import ObserveFailed, observing
     from clients.report import write_report
-    from fuzz.cli import _target
+    from fuzz.targets import start_target
 
-    if a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1:
-        raise BadInput("--consumers, --partitions, --rate and --session-timeout-ms must be positive, "
+    if (a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1
+            or (a.drain_seconds is not None and a.drain_seconds <= 0)):
+        raise BadInput("--consumers, --partitions, --rate, --session-timeout-ms and --drain-seconds must be positive, "
                        "--minutes >= 0")
+    config = parse_config(a.config)  # the group settings of a target started for the run (serve, kafka-*)
+    static = a.consumers if a.static == -1 else a.static
+    if not 0 <= static <= a.consumers:
+        raise BadInput(f"--static {a.static}: between 0 and --consumers ({a.consumers})")
     if a.churn is None:
-        kinds = DYNAMIC_KINDS + (("static-restart",) if a.static else ())
+        kinds = DYNAMIC_KINDS + (("static-restart",) if static else ())
     elif a.churn == "none":
         kinds = ()
     else:
@@ -78,7 +103,7 @@ def run(a: argparse.Namespace) -> int:
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
             raise BadInput(f"--churn: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
-        if "static-restart" in kinds and not a.static:
+        if "static-restart" in kinds and not static:
             raise BadInput("--churn static-restart needs --static")
     reason = unavailable(a.client, a.java_version)
     if reason is not None:
@@ -87,27 +112,47 @@ def run(a: argparse.Namespace) -> int:
         host = a.target[len("kafka://"):].rpartition(":")[0]
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise BadInput(f"--target {a.target}: not on loopback (use --allow-remote)")
+    if a.observe_accept is not None and not os.path.isfile(a.observe_accept):
+        raise BadInput(f"--observe-accept {a.observe_accept}: no such file")
     output_dir(a.report, "--report", "report.json", create=True)
+    signal.signal(signal.SIGTERM, _terminated)  # like Ctrl-C: stop the members (own sessions) and the target
     plan = ChurnPlan(minutes=a.minutes, seed=a.seed, kinds=kinds)
     with contextlib.ExitStack() as stack:
         try:
-            host, port = stack.enter_context(_target(a.target, CoordinatorConfig(), tuple(a.bug)))
+            host, port = stack.enter_context(start_target(a.target, config, tuple(a.bug)))
         except BadInput:
             raise
         except Exception as exc:  # noqa: BLE001 - a target that cannot start makes the run incomplete
             raise Incomplete(f"--target {a.target}: could not start or reach it: {type(exc).__name__}: {exc}") from None
-        w = Workload(client=a.client, bootstrap=f"{host}:{port}", partitions=a.partitions, consumers=a.consumers,
+        proxy = None
+        bootstrap = f"{host}:{port}"
+        if a.observe:
+            try:
+                profile = a.observe_profile or (a.target if a.target in ("kafka-3.9", "kafka-4") else None)
+                proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, "observe"),
+                                                      profile, a.observe_accept))
+            except ObserveFailed as exc:
+                raise Incomplete(f"--observe: {exc}") from None
+            bootstrap = proxy.bootstrap
+        w = Workload(client=a.client, bootstrap=bootstrap, partitions=a.partitions, consumers=a.consumers,
                      rate=a.rate, session_timeout_ms=a.session_timeout_ms,
                      heartbeat_interval_ms=max(1, a.session_timeout_ms // 10), java_version=a.java_version)
-        result = churn_run(w, plan, static=a.static)
-    doc = write_report(a.report, result, a.target)
+        result = churn_run(w, plan, static=static, drain_s=a.drain_seconds)
+    # the ExitStack has stopped observe (its report written) and then the target
+    observed = proxy.outcome if proxy is not None else None
+    doc = write_report(a.report, result, a.target, observed.summary() if observed is not None else None)
     v = result.result.verdict
+    judged = (f"observe {observed.findings} findings in {len(observed.classes)} classes; "
+              if observed is not None else "not observed; ")
     sys.stdout.write(f"groupspec clients: {doc['client']} x{a.consumers} against {a.target}: "
                      f"{v.produced} records acknowledged, {v.consumed} consumed, {len(v.generations)} generations, "
-                     f"churn {doc['churn']['actions_by_kind'] or 'none'}; violations "
+                     f"churn {doc['churn']['actions_by_kind'] or 'none'}; {judged}violations "
                      f"{doc['violations_by_kind']}; report in {a.report}\n")
-    if v.violations:
+    if v.violations or (observed is not None and observed.findings):
         return EXIT_VIOLATION
+    if observed is not None and observed.exit_code not in (0, 1):
+        raise Incomplete(f"groupspec observe ended with exit {observed.exit_code} (3: the upstream failed); "
+                         f"see {a.report}/observe")
     if not result.drain_completed or result.result.bad_lines:
         raise Incomplete("the group did not drain after the churn (or a member printed lines that are not "
                          f"events); see {a.report}/report.md")

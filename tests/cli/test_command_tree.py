@@ -59,7 +59,7 @@ def test_the_tree_holds_every_command() -> None:
     _, parsers = build_parser()
     names = [n for n, _ in COMMANDS]
     assert names == ["check", "prove", "prove states", "diff", "scenario run", "scenario render",
-                     "traces generate", "replay", "soak", "serve", "fuzz", "clients", "render"]
+                     "traces generate", "replay", "soak", "serve", "fuzz", "observe", "clients", "render"]
     assert set(names) | {"", "help", "scenario", "traces"} == set(parsers)
     for name, module in COMMANDS:
         assert parsers[name].prog == f"groupspec {name}"
@@ -118,7 +118,8 @@ def test_one_handler_maps_what_any_command_raises(name: str, monkeypatch: pytest
                 "scenario render": ["f.json"],
                 "traces generate": ["--groups", "1", "--out", "o"], "replay": ["--input", "i", "--output", "o"],
                 "soak": ["--minutes", "1"], "fuzz": ["--target", "serve"],
-                "clients": ["--target", "serve", "--client", "kafka-python", "--report", "r"]}.get(name, [])
+                "clients": ["--target", "serve", "--client", "kafka-python", "--report", "r"],
+                "observe": ["--upstream", "serve", "--report", "r"]}.get(name, [])
     for exc, code in ((BadInput("--x: expected y"), 2), (Incomplete("peer gone"), 3), (KeyboardInterrupt(), 130),
                       (BrokenPipeError(), 0), (ZeroDivisionError("bug"), 70)):
         def raising(args: argparse.Namespace, exc: BaseException = exc) -> int:

@@ -70,3 +70,24 @@ def test_a_static_member_coming_back_in_the_same_generation_is_one_owner() -> No
     assert check([first, again]).violations == ()
     other = ev("assigned", 5.0, "s2-1", generation=3, member_id="x-3", instance_id="s2", partitions=[0])
     assert [x.kind for x in check([first, other]).violations] == ["double-ownership"]
+
+
+def test_commits_are_compared_only_when_one_was_sent_after_the_others_answer() -> None:
+    """A member paused between a commit's answer and its line prints it late: two commits whose
+    round trips overlap are not ordered, and a late line is not a commit going backwards. A commit
+    sent after a higher one's answer is."""
+    high = ev("committed", 10.0, "b", partition=0, offset=50, generation=2, sent=9.9)
+    late_line = ev("committed", 12.0, "a", partition=0, offset=40, generation=1, sent=9.5)  # sent before 10.0
+    assert check([high, late_line]).violations == ()
+    stale = ev("committed", 12.0, "a", partition=0, offset=40, generation=1, sent=11.0)  # sent after 10.0
+    v = check([high, stale])
+    assert [x.kind for x in v.violations] == ["commit-backwards"]
+    assert "a committed 40 (generation 1) after b had committed 50 (generation 2)" in v.violations[0].detail
+    other_partition = ev("committed", 12.0, "a", partition=1, offset=40, generation=1, sent=11.0)
+    assert check([high, other_partition]).violations == ()
+
+
+def test_an_assignment_without_a_generation_is_not_judged() -> None:
+    first = ev("assigned", 2.0, "a", generation=-1, member_id="a-1", partitions=[0])
+    second = ev("assigned", 2.0, "b", generation=-1, member_id="b-1", partitions=[0])
+    assert check([first, second]).violations == ()
