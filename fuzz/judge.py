@@ -80,10 +80,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Final, Optional, Union
 
+from check.profiles import Urgent
 from model import messages as m
 from model.concrete import armed_timers, settings_from
 from model.coordinator_api import CoordinatorConfig
-from model.dsl import Superseded
+from model.dsl import Superseded, Table
 from model.state import Group, Input, Settings
 from model.step import Transition, step_all
 from model.table import CLASSIC_TABLE, URGENT
@@ -217,8 +218,11 @@ class Accepted:
 class GroupJudge:
     """Judges one group of one target (groups are independent: one judge each)."""
 
-    def __init__(self, group_id: str, config: CoordinatorConfig, tol: Tolerance = Tolerance()) -> None:
+    def __init__(self, group_id: str, config: CoordinatorConfig, tol: Tolerance = Tolerance(), *,
+                 table: Table = CLASSIC_TABLE, urgent: Urgent = URGENT) -> None:
         self.group_id = group_id
+        # the transition table the target is judged by (its profile's: kafka-4's for Kafka 4)
+        self.table, self.urgent = table, urgent
         self.settings: Settings = settings_from(config, Error.NONE)
         self.tol = tol
         self.mode = IdMode()
@@ -503,7 +507,7 @@ class GroupJudge:
                 # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
                 # 10 min by default, phase unknown) removes an Empty group that has no offsets:
                 # it may have run at any moment
-                for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(_OFFSETS_EXPIRE),
+                for tr in step_all(self.table, self.urgent, x.group, Input(_OFFSETS_EXPIRE),
                                    self.settings, x.now, self.mode):
                     y = self._record(x, tr, x.now, x.now)
                     self._arm(x, y, (-1, 0))
@@ -530,7 +534,7 @@ class GroupJudge:
                 req, chain = x.uncertain.get(key, (-1, 0))
                 # the target fired it by then: the answers it made come by then too
                 fired_by = at + self._uncertainty(x, key) + slack
-                for tr in step_all(CLASSIC_TABLE, URGENT, x.group, Input(event, member_id=member),
+                for tr in step_all(self.table, self.urgent, x.group, Input(event, member_id=member),
                                    self.settings, at, self.mode):
                     y = self._record(x, tr, at, fired_by)
                     self._arm(x, y, (req, chain + 1))  # armed at a moment uncertain by one slack more
@@ -554,7 +558,7 @@ class GroupJudge:
                ] if LATE_SESSION_EXPIRY in self.tol.allowances else []
         due_pending = [p.member_id for p in h.group.pending if near(p.deadline)
                        ] if LATE_PENDING_EXPIRY in self.tol.allowances else []
-        for tr in step_all(CLASSIC_TABLE, URGENT, h.group, Input(s.api.name, request, request_id=s.number),
+        for tr in step_all(self.table, self.urgent, h.group, Input(s.api.name, request, request_id=s.number),
                            self.settings, at, self.mode):
             latest = at
             y = self._record(h, tr, at, latest)
@@ -583,7 +587,7 @@ class GroupJudge:
         the session the request armed). For a late *pending* expiry the member's parked JoinGroup
         (`unanswered`) is never answered: Kafka forgets its callback with the member."""
         out: list[Hyp] = []
-        for tr in step_all(CLASSIC_TABLE, URGENT, y.group, Input(_SESSION_EXPIRE, member_id=member),
+        for tr in step_all(self.table, self.urgent, y.group, Input(_SESSION_EXPIRE, member_id=member),
                            self.settings, at, self.mode):
             if tr.rows and tr.rows[0].endswith("/satisfied"):
                 continue  # nothing happens: the hypothesis without the late expiry stands for it
