@@ -112,7 +112,13 @@ class KafkaTarget:
         self._requests = 0
         self._tokens = itertools.count(1)
         self._inflight: dict[int, _InFlight] = {}
-        self._inbox: queue.Queue[tuple[int, Outcome]] = queue.Queue()
+        self._inbox: queue.Queue[tuple[int, Outcome, float]] = queue.Queue()
+        # while a callback runs: the time.monotonic() at which its answer was read off the socket
+        # (the callback itself runs later, inside handle/advance/wait_real)
+        self.arrived_at: Optional[float] = None
+        # the last request handed to the broker, as sent (SyncGroup protocol filled in; scenario
+        # group ids), and the API version it went at
+        self.last_sent: Optional[tuple[m.Request, int]] = None
         self._pools: dict[_MemberKey, list[Connection]] = {}
         self._all: list[Connection] = []
         self._coordinators: dict[str, CoordinatorAddress] = {}
@@ -145,6 +151,7 @@ class KafkaTarget:
         _, body = convert.request_body(sent, version)
         conn = self._connection_for(sent)
         token = next(self._tokens)
+        self.last_sent = (_as_asked(request, sent), version)
         self._inflight[token] = _InFlight(api, version, callback, conn, sent)
         try:
             header_client = sent.client_id if isinstance(sent, m.JoinGroupRequest) else None
@@ -227,16 +234,20 @@ class KafkaTarget:
             if remaining <= 0:
                 return
             try:
-                token, outcome = self._inbox.get(timeout=remaining)
+                token, outcome, at = self._inbox.get(timeout=remaining)
             except queue.Empty:
                 return
-            self._deliver(token, outcome)
+            self.arrived_at = at
+            try:
+                self._deliver(token, outcome)
+            finally:
+                self.arrived_at = None
             if until_token is not None and token == until_token:
                 deadline = min(deadline, time.monotonic() + self.settle_s)
                 until_token = None
 
     def _enqueue(self, token: int, outcome: Outcome) -> None:
-        self._inbox.put((token, outcome))  # on a reader thread; delivered by _pump
+        self._inbox.put((token, outcome, time.monotonic()))  # on a reader thread; delivered by _pump
 
     def _deliver(self, token: int, outcome: Outcome) -> None:
         flight = self._inflight.pop(token)
@@ -336,3 +347,10 @@ class KafkaTarget:
         if isinstance(r, m.DeleteGroupsResponse):
             return m.DeleteGroupsResponse(tuple((self._strip(g), e) for g, e in r.results))
         return r
+
+
+def _as_asked(asked: m.Request, sent: m.Request) -> m.Request:
+    """The request as sent, with the scenario's group ids: what the broker got, in the caller's names."""
+    if isinstance(asked, m.SyncGroupRequest) and isinstance(sent, m.SyncGroupRequest):
+        return dataclasses.replace(asked, protocol_type=sent.protocol_type, protocol_name=sent.protocol_name)
+    return asked

@@ -11,7 +11,7 @@ from check.mutants import mutate
 from model.table import CLASSIC_TABLE
 from model.vocabulary import Error
 
-from conformance.lockstep_kafka import run_kafka_lockstep
+from fuzz.lockstep_kafka import run_kafka_lockstep
 from conformance.parse import parse_text
 
 pytestmark = require_kafka()
@@ -36,4 +36,4 @@ def test_a_mutant_model_is_caught_and_printed_as_a_scenario() -> None:
     assert "GROUP_MAX_SIZE_REACHED" in d.message
     doc = parse_text(d.render(), "<divergence>")  # a scenario file in the shared format
     assert doc.scenarios and json.loads(d.render())["finding"]["found_by"].startswith(
-        "conformance.lockstep_kafka")
+        "fuzz.lockstep_kafka")
