@@ -281,6 +281,8 @@ class KafkaLockstep(Lockstep):
         cc = self.config.coordinator_config()
         target = f"kafka-{self.version}"
         doc = scenario_document(result, f, cc, f"lockstep-kafka-{f.api}", target)
+        doc["conventions"]["generated_by"] = f"{FOUND_BY} against {target}"
+        doc["scenarios"][0]["source"] = f"{FOUND_BY}, model vs Kafka {self.version}, seed {self.seed}"
         doc["finding"] = {
             "found_by": f"{FOUND_BY} (model vs Kafka {self.version}, judged with profile {self.profile.name})",
             "kind": "judge", "class": f.class_key(), "seed": self.seed,
