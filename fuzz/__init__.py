@@ -13,5 +13,6 @@ Layout (lower modules never import higher ones):
 - `replay`   a finding's scenario replayed: does it fail at its departing step, with its class?
 - `report`   the JSON and Markdown report
 - `probe`    the target's group settings, by DescribeConfigs or probed, reconciled with --config
+- `lockstep_kafka` the lockstep of the model and a real Kafka broker, every answer judged by `judge`
 - `cli`      what `groupspec fuzz` runs (`fuzz`, FuzzOptions; groupspec/commands/ parses the arguments)
 """
