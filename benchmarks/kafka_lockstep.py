@@ -74,7 +74,8 @@ def main() -> int:
                "runs": stats.runs, "steps": stats.steps, "responses_compared": stats.compared,
                "responses_judged": stats.judged, "timing_stops": stats.timing_stops,
                "timing_stop_share": round(stats.timing_stop_share(), 4),
-               "inconclusive": stats.inconclusive, "divergences": len(stats.divergences),
+               "desynchronised_runs": stats.desynced, "answers_judged_desynchronised": stats.judged_desynced,
+               "divergences": len(stats.divergences),
                "divergence_kinds": [f"{d.kind}: {d.message[:300]}" for d in stats.divergences],
                "timing_notes": [n[:300] for n in stats.timing_notes],
                "brokers_started": stats.brokers_started}

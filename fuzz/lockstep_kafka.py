@@ -19,10 +19,15 @@ decides.
   requests as sent, the diverging answer expected as the model allows it) that replays with
   `groupspec scenario run FILE --target kafka-3.9`.
 - The judge allows the broker's answers, the single model run does not: the model's clock took
-  another timer order than the broker's real clock. The run cannot be steered on from the model's
-  view, so it stops there, judged: a *timing stop* (`timing_stops`, the message in
-  `timing_notes`). No difference is dropped unjudged.
-- The judge gives up (its hypothesis bound): the run stops, `inconclusive`.
+  another timer order than the broker's real clock (a session expiring just before or just after
+  a request, within its latency). The run goes on *desynchronised* (`desynced`, the difference in
+  `timing_notes`): the single run still builds the requests (a member id it made that the broker
+  never paired goes out as it is), but it is no longer compared; every broker answer, and every
+  answer it owes, is judged by the judge alone. No difference is dropped unjudged, and no run ends
+  for it.
+- The judge gives up (its hypothesis bound): the rest of the run cannot be judged, so it stops
+  there: a *timing stop* (`timing_stops`, the reason in `timing_notes`), the only one left. (The
+  lockstep before the judge stopped at every difference near a model deadline, uncounted.)
 
 Time. The broker's timers run on the real clock. Before every action the model's clock is moved
 on to the real time (`KafkaTarget`'s clock is aligned to the model's), so that a request reaches
@@ -76,12 +81,19 @@ class KafkaRunConfig(RunConfig):
 
 
 class TimingStop(Exception):
-    """The single model run differs from the broker where the judge allows the broker's answers:
-    the model's clock took another timer order than the real one; the run cannot go on."""
+    """A judge gave up on a group (more hypotheses than its bound): the run cannot go on judged."""
 
 
-class Unjudged(Exception):
-    """The judge gave up on a group (more hypotheses than its bound): the run cannot go on."""
+class _Ids(IdMap):
+    """The id bijection; once the run is desynchronised, a model id the broker never paired is
+    sent as it is (the broker answers it as an unknown member, and the judge judges that)."""
+
+    lenient = False
+
+    def model_id(self, ref_id: str) -> str:
+        if self.lenient and ref_id not in self.to_model:
+            return ref_id
+        return super().model_id(ref_id)
 
 
 def _sorted_members(r: Response, ids: IdMap, side: str) -> Response:
@@ -135,6 +147,11 @@ class KafkaLockstep(Lockstep):
         self._sending: Optional[tuple[int, str, float]] = None  # (number, group, monotonic send)
         self._read: list[tuple[int, Response, float]] = []  # broker answers not judged yet
         self._finding: Optional[tuple[str, Finding]] = None
+        self._ids = _Ids()
+        self.ids = self._ids
+        # the difference after which the single model run no longer steers in step (None: in step)
+        self.desynced: Optional[str] = None
+        self.judged_desynced = 0  # answers judged while desynchronised
 
     # -- the engine's hooks, for a black-box second side
 
@@ -217,6 +234,8 @@ class KafkaLockstep(Lockstep):
             gid = self._requests[number][0]
             if gid not in self.judges or number not in self.judges[gid].sent:
                 continue
+            if self.desynced is not None:
+                self.judged_desynced += 1
             at_ms = self._aligned_now_ms(at)
             self.events[gid].append(Event("recv", number, at_ms, response=response, action=len(self.actions) - 1))
             self._judged(gid, lambda j: j.receive(number, at_ms, response))
@@ -234,7 +253,7 @@ class KafkaLockstep(Lockstep):
         try:
             finding = call(judge)
         except Inconclusive as e:
-            raise Unjudged(f"group {gid}: {e}") from None
+            raise TimingStop(f"group {gid}: the judge gave up: {e}") from None
         if finding is not None and self._finding is None:
             self._finding = (gid, finding)
 
@@ -260,18 +279,28 @@ class KafkaLockstep(Lockstep):
                 self._kafka_only.setdefault(n, self._aligned_now_ms())
         both = sorted(set(self._held.ref) & set(self._held.model))
         self._pair_join_ids(both)
-        for number in both:
-            problems.extend(self._compare_answers(number, own))
-        problems.extend(self._missing_answers(now))
+        if self.desynced is None:
+            for number in both:
+                problems.extend(self._compare_answers(number, own))
+            problems.extend(self._missing_answers(now))
+        else:
+            for number in both:  # no longer compared: the judge has had the broker's answer
+                self._held.ref.pop(number)
+                self._held.model.pop(number)
+                self._model_only.pop(number, None)
+                self._kafka_only.pop(number, None)
+                self._parked.discard(number)
         for gid in self.groups:
             if touched is None or gid == touched:
                 self.transcript.group(gid, self.reference.group_view(gid))
-        if problems:
+        if problems or self.desynced is not None:
             self._judge_silence()
         if self._finding is not None:
             self._judge_fail(what, problems)
         if problems:
-            raise TimingStop(f"after {what}: " + "; ".join(m for _, m in problems))
+            # the judge allows what the broker did: the model's clock took another timer order
+            self.desynced = f"after {what}: " + "; ".join(m for _, m in problems)
+            self._ids.lenient = True
 
     def _judge_fail(self, what: str, problems: list[tuple[str, str]]) -> None:
         """The judge allows nothing the broker did: a divergence, printed as the group's run."""
@@ -288,6 +317,7 @@ class KafkaLockstep(Lockstep):
             "kind": "judge", "class": f.class_key(), "seed": self.seed,
             "actions": [LOCKSTEP.text(a) for a in self.actions],
             "single_model_run": "; ".join(m for _, m in problems) or "agreed",
+            "desynchronised": self.desynced or "no",
         }
         message = (f"after {what} (action {len(self.actions)}), group {gid}: {f.api} v{f.api_version} "
                    f"r{f.number}: {f.shape}; the model allows {list(f.expected)}, Kafka answered {f.actual}")
@@ -384,8 +414,9 @@ class KafkaLockstepStats:
     steps: int = 0
     compared: int = 0  # answers compared with the single model run
     judged: int = 0  # answers (and missing answers) the judges ruled on
-    timing_stops: int = 0  # runs stopped where the judge allowed what the single model run did not
-    inconclusive: int = 0  # runs stopped where a judge gave up (its hypothesis bound)
+    timing_stops: int = 0  # runs stopped before their end: a judge gave up (its hypothesis bound)
+    desynced: int = 0  # runs that went on judged alone (the judge allowed what the single run did not)
+    judged_desynced: int = 0  # answers judged in those runs after the difference
     divergences: list[Divergence] = dataclasses.field(default_factory=list)
     brokers_started: int = 0
     timing_notes: list[str] = dataclasses.field(default_factory=list)
@@ -453,13 +484,9 @@ def run_kafka_lockstep(seed: int, *, runs: Optional[int] = None, budget_s: Optio
                     stats.steps += 1
             except TimingStop as e:
                 stats.timing_stops += 1
-                stats.timing_notes.append(str(e))
+                stats.timing_notes.append(f"timing stop: {e}")
                 if progress is not None:
-                    progress(f"timing stop (judged) in run {stats.runs}: {str(e)[:400]}")
-            except Unjudged as e:
-                stats.inconclusive += 1
-                if progress is not None:
-                    progress(f"inconclusive in run {stats.runs}: {str(e)[:300]}")
+                    progress(f"timing stop in run {stats.runs}: {str(e)[:400]}")
             except Divergence as d:
                 stats.divergences.append(d)
                 if progress is not None:
@@ -467,13 +494,19 @@ def run_kafka_lockstep(seed: int, *, runs: Optional[int] = None, budget_s: Optio
                 if stop_at_first:
                     break
             finally:
+                if ls.desynced is not None:
+                    stats.desynced += 1
+                    stats.judged_desynced += ls.judged_desynced
+                    stats.timing_notes.append(f"desynchronised: {ls.desynced}")
+                    if progress is not None:
+                        progress(f"run {stats.runs} went on desynchronised, judged alone: {ls.desynced[:400]}")
                 stats.compared += ls.compared
                 stats.judged += sum(j.judged for j in ls.judges.values())
                 target.close()
             if progress is not None:
                 progress(f"kafka lockstep: {stats.runs} runs, {stats.steps} steps, {stats.compared} "
                          f"responses compared, {stats.judged} judged, {stats.timing_stops} timing stops, "
-                         f"{stats.inconclusive} inconclusive, {len(stats.divergences)} divergences")
+                         f"{stats.desynced} desynchronised, {len(stats.divergences)} divergences")
     finally:
         if pool is not None:
             stats.brokers_started = pool.started
