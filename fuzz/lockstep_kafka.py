@@ -299,8 +299,13 @@ class KafkaLockstep(Lockstep):
             self._judge_fail(what, problems)
         if problems:
             # the judge allows what the broker did: the model's clock took another timer order
-            self.desynced = f"after {what}: " + "; ".join(m for _, m in problems)
-            self._ids.lenient = True
+            self.desynchronise(f"after {what}: " + "; ".join(m for _, m in problems))
+
+    def desynchronise(self, why: str) -> None:
+        """From now on the single model run steers but is no longer compared: the judge alone
+        judges (`why`: the difference the judge allowed)."""
+        self.desynced = why
+        self._ids.lenient = True
 
     def _judge_fail(self, what: str, problems: list[tuple[str, str]]) -> None:
         """The judge allows nothing the broker did: a divergence, printed as the group's run."""

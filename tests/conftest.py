@@ -87,6 +87,8 @@ SLOW: Final[dict[str, str]] = {
         "10 Kafka lockstep runs on the real clock against serve --bug timer-join-no-generation-bump (20 s)",
     "tests/fuzz/test_lockstep_kafka_mutant.py::test_the_correct_serve_posing_as_kafka_gives_no_divergence":
         "2 Kafka lockstep runs on the real clock against serve (6 s; the negative control of the above)",
+    "tests/fuzz/test_lockstep_kafka_mutant.py::test_a_desynchronised_run_goes_on_judged_by_the_judge_alone":
+        "a desynchronised Kafka lockstep run against serve, and one against the timer mutant (6 s)",
     "tests/fuzz/test_timing_bugs.py::test_timing_bug_is_found":
         "a 0.4-2 minute fuzz run per seeded timing bug (about 5 min for 6)",
     "tests/fuzz/test_exit_status.py::test_a_target_that_dies_mid_run_never_exits_0":

@@ -6,6 +6,7 @@ the correct serve, posing the same way, gives no divergence (the negative contro
 from __future__ import annotations
 
 import json
+import random
 from typing import Iterator, Optional
 
 import pytest
@@ -13,8 +14,10 @@ import pytest
 from model.coordinator_api import CoordinatorConfig
 from server.run import ServerHandle, start_in_thread
 
+from conformance.lockstep import LOCKSTEP, PROLOGUES, Divergence
 from conformance.parse import parse_text
-from fuzz.lockstep_kafka import Brokers, KafkaLockstepStats, run_kafka_lockstep
+from fuzz.lockstep_kafka import Brokers, KafkaLockstep, KafkaLockstepStats, KafkaRunConfig, run_kafka_lockstep
+from wire.target import KafkaTarget
 
 MUTANT = "timer-join-no-generation-bump"
 
@@ -65,3 +68,30 @@ def test_the_correct_serve_posing_as_kafka_gives_no_divergence(served: list[Serv
     stats = _run(None, served, seed=3, runs=2, steps=6, prologues=(1, 2, 3))
     assert stats.runs == 2 and stats.judged >= 12
     assert not stats.divergences, stats.divergences[0].message
+
+
+def _desynchronised(bug: Optional[str], handles: list[ServerHandle]) -> KafkaLockstep:
+    """A lockstep against `serve` (with `bug`) posing as Kafka 3.9, desynchronised from its first
+    action, as after a difference the judge allowed: the single model run still steers, but only
+    the judge judges."""
+    config = KafkaRunConfig(1, 2)
+    cc = config.coordinator_config()
+    host, port = _posing(bug, handles)(cc)
+    target = KafkaTarget(host, port, cc, 1.0, immediate_wait_s=0.1, max_real_wait_s=600.0, align_clock=True)
+    ls = KafkaLockstep(config, target, seed=1)
+    ls.desynchronise("set by the test")
+    return ls
+
+
+def test_a_desynchronised_run_goes_on_judged_by_the_judge_alone(served: list[ServerHandle]) -> None:
+    ls = _desynchronised(None, served)
+    rng = random.Random(5)
+    for a in (*PROLOGUES[1], *(LOCKSTEP.draw(rng, 2) for _ in range(4))):
+        ls.apply(a)
+    assert ls.compared == 0 and ls.judged_desynced >= 8
+    # negative control: the judge alone catches the timer mutant
+    mutant = _desynchronised(MUTANT, served)
+    with pytest.raises(Divergence) as caught:
+        for a in PROLOGUES[1]:
+            mutant.apply(a)
+    assert "differing in generation" in caught.value.message
