@@ -15,5 +15,6 @@ Layout (lower modules never import higher ones):
 - `report`   the JSON and Markdown report
 - `probe`    the target's group settings, by DescribeConfigs or probed, reconciled with --config
 - `targets`  the targets a run starts and stops itself (serve, Kafka, Tansu) or names (kafka://)
+- `lockstep_kafka` the lockstep of the model and a real Kafka broker, every answer judged by `judge`
 - `cli`      what `groupspec fuzz` runs (`fuzz`, FuzzOptions; groupspec/commands/ parses the arguments)
 """

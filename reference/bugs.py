@@ -12,6 +12,8 @@ from typing import Final
 BUGS: Final[dict[str, str]] = {
     "sync-accepted-in-preparing": "leader SyncGroup in PreparingRebalance stores the assignment and answers NONE",
     "no-generation-bump": "join completion does not increment the generation",
+    "timer-join-no-generation-bump": "a join phase completed by its timer (InitialDelayedJoin or DelayedJoin "
+                                     "expiry) does not increment the generation",
     "no-delayed-sync": "DelayedSync is never armed (KAFKA-12890: group stuck in CompletingRebalance)",
     "static-no-fence": "JoinGroup of a static member with a wrong member id is not fenced (no FENCED_INSTANCE_ID)",
     "heartbeat-empty-accepted": "Heartbeat to an Empty group answers NONE",

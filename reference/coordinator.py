@@ -672,7 +672,10 @@ class ReferenceCoordinator:
                 DelayedJoin(self, group, self._rebalance_timeout(group)), (join_key(group.group_id),)
             )
             return
-        group.init_next_generation(bump="no-generation-bump" not in self._bugs)
+        # event None: the InitialDelayedJoin's last expiry; DelayedJoinExpire: the rebalance timeout
+        by_timer = event is None or event is TimerEvent.DelayedJoinExpire
+        group.init_next_generation(bump="no-generation-bump" not in self._bugs and not (
+            by_timer and "timer-join-no-generation-bump" in self._bugs))
         if group.is_(GroupState.Empty):
             self._manager.store_group(group, {}, lambda error: None)  # failure is only a WARN
             return

@@ -88,6 +88,12 @@ SLOW: Final[dict[str, str]] = {
     "tests/fuzz/test_fuzz_run.py::test_correct_reference_has_no_findings": "a full clean fuzz run (31 s)",
     "tests/fuzz/test_probe.py::test_a_contradicting_config_stops_the_run_with_exit_2":
         "the agreeing run's sequences wait on Kafka's 6 s sessions (30 s)",
+    "tests/fuzz/test_lockstep_kafka_mutant.py::test_the_timer_mutant_posing_as_kafka_is_caught_in_nine_runs_of_ten":
+        "10 Kafka lockstep runs on the real clock against serve --bug timer-join-no-generation-bump (20 s)",
+    "tests/fuzz/test_lockstep_kafka_mutant.py::test_the_correct_serve_posing_as_kafka_gives_no_divergence":
+        "2 Kafka lockstep runs on the real clock against serve (6 s; the negative control of the above)",
+    "tests/fuzz/test_lockstep_kafka_mutant.py::test_a_desynchronised_run_goes_on_judged_by_the_judge_alone":
+        "a desynchronised Kafka lockstep run against serve, and one against the timer mutant (6 s)",
     "tests/fuzz/test_timing_bugs.py::test_timing_bug_is_found":
         "a 0.4-2 minute fuzz run per seeded timing bug (about 5 min for 6)",
     "tests/fuzz/test_exit_status.py::test_a_target_that_dies_mid_run_never_exits_0":

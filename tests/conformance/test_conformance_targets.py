@@ -46,6 +46,7 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
 SEEDED_BUG_CATCHERS: dict[str, str] = {
     "sync-accepted-in-preparing": "seed-leader-sync-during-preparing-rebalance",
     "no-generation-bump": "seed-three-consumers-two-rebalances",
+    "timer-join-no-generation-bump": "seed-three-consumers-simultaneous-initial-delay",
     "no-delayed-sync": "delayed-sync-expiry-removes-non-syncing-member",
     "static-no-fence": "static-member-fencing-on-every-api",
     "heartbeat-empty-accepted": "backdoor-group-with-members-has-generation-0",

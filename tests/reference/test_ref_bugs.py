@@ -30,6 +30,11 @@ def generation_after_rebalance(h: H) -> object:
     return h.join(b).join.generation_id
 
 
+def generation_after_initial_delay(h: H) -> object:
+    h.stable(2)  # the first join phase ends when the initial rebalance delay expires (a timer)
+    return h.view().generation_id
+
+
 def stuck_without_delayed_sync(h: H) -> object:
     a, b = h.stable(2, rebalance=20000, session=60000)
     h.join(a, rebalance=20000, session=60000)
@@ -150,6 +155,7 @@ def largest_rebalance_timeout(h: H) -> object:
 SCENARIOS: dict[str, Callable[[H], object]] = {
     "sync-accepted-in-preparing": sync_in_preparing,
     "no-generation-bump": generation_after_rebalance,
+    "timer-join-no-generation-bump": generation_after_initial_delay,
     "no-delayed-sync": stuck_without_delayed_sync,
     "static-no-fence": static_fencing,
     "heartbeat-empty-accepted": heartbeat_empty,
@@ -176,6 +182,7 @@ CONFIG: dict[str, dict[str, Any]] = {"max-size-counts-members": {"group_max_size
 EXPECTED_CORRECT: dict[str, object] = {
     "sync-accepted-in-preparing": Error.REBALANCE_IN_PROGRESS,
     "no-generation-bump": 2,
+    "timer-join-no-generation-bump": 1,
     "no-delayed-sync": GroupState.PreparingRebalance,
     "static-no-fence": Error.FENCED_INSTANCE_ID,
     "heartbeat-empty-accepted": Error.UNKNOWN_MEMBER_ID,
