@@ -41,7 +41,13 @@ GROUP_APIS: Final = frozenset({ApiKey.JoinGroup, ApiKey.SyncGroup, ApiKey.Heartb
 TICK_S: Final = 0.5  # how often missing answers are judged
 # requests of different connections the proxy read this close together may reach the broker in
 # either order (its clock is not the broker's): the judge's overtaking window never goes below it
-PROXY_OVERTAKE_MS: Final = 50
+PROXY_OVERTAKE_MS: Final = 2
+# the wall time one observation may take to judge (fuzz: 500 ms, as its judge shares the event loop
+# that reads answers): observe judges on its own thread, so a loaded machine is given longer
+OBSERVATION_MS: Final = 3000
+# hypotheses a group may hold (fuzz: 400): a real group lives long, its members act at once, and a
+# loaded broker's latency widens the window in which their requests may be read in either order
+MAX_HYPOTHESES: Final = 2000
 FORGET_EVERY: Final = 200  # requests of a group between two `GroupJudge.forget`
 MIN_WAIT_MS: Final = 20  # a gap between two sends of a group written as an `advance` step
 # (group, request number) pairs a request was split into
@@ -89,10 +95,10 @@ class Judging:
 
     def __init__(self, config: CoordinatorConfig, tol: Tolerance, *, target: str,
                  accept: Optional[AcceptList] = None, report: Optional[str] = None,
-                 log: Callable[[str], None] = lambda line: None) -> None:
+                 log: Callable[[str], None] = lambda line: None, started: Optional[float] = None) -> None:
         self.config, self.tol, self.target = config, tol, target
         self.accept, self.report, self.log = accept, report, log
-        self.started = time.monotonic()
+        self.started = time.monotonic() if started is None else started
         self.groups: dict[str, GroupRecord] = {}
         self.numbers = itertools.count(1)
         self.classes: dict[str, ClassRecord] = {}
