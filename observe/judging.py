@@ -49,7 +49,8 @@ OBSERVATION_MS: Final = 3000
 # loaded broker's latency widens the window in which their requests may be read in either order
 MAX_HYPOTHESES: Final = 2000
 FORGET_EVERY: Final = 200  # requests of a group between two `GroupJudge.forget`
-MIN_WAIT_MS: Final = 20  # a gap between two sends of a group written as an `advance` step
+MIN_WAIT_MS: Final = 20  # a gap between two events of a group written as an `advance` step
+MAX_WAIT_MS: Final = 500
 # (group, request number) pairs a request was split into
 Token = tuple[str, int]
 
@@ -246,13 +247,16 @@ class Judging:
             c.scenario = self._write_scenario(rec, f, len(self.classes))
 
     def _write_scenario(self, rec: GroupRecord, f: Finding, n: int) -> str:
-        """The group's exchange up to the finding, real pauses as `advance` steps, as a scenario."""
+        """The group's exchange up to the finding, its pauses (between requests and before answers)
+        as `advance` steps, as a scenario."""
         events: list[Event] = []
-        last: Optional[int] = None
+        last = 0
         for ev in rec.events:
-            if ev.kind == "send":
-                if last is not None and ev.at_ms - last >= MIN_WAIT_MS:
-                    events.append(Event("wait", ms=ev.at_ms - last, at_ms=last))
+            if ev.at_ms - last >= MIN_WAIT_MS:  # (before an answer too: the model's timers run then)
+                # in steps of at most MAX_WAIT_MS: one long `advance` of the scenario runner does
+                # not fire a timer armed by a timer it fired (InitialDelayedJoin's extension)
+                for at in range(last, ev.at_ms, MAX_WAIT_MS):
+                    events.append(Event("wait", ms=min(MAX_WAIT_MS, ev.at_ms - at), at_ms=at))
                 last = ev.at_ms
             events.append(ev)
         result = SequenceResult(0, rec.group_id, [], finding=f, events=events)
