@@ -12,7 +12,7 @@ SyncGroup (the leader assigns), then Heartbeat every `heartbeat` seconds and Off
 `commit` seconds, rejoining on REBALANCE_IN_PROGRESS, each request timed from send to answer.
 
 - latency: 3 members in a group through observe and 3 in another group straight to serve, at the same
-  time (same serve, same run), heartbeat 0.1 s and commit 0.1 s; median and p99 per path.
+  time (same serve, same run), heartbeat and commit every --interval s (0.1); median and p99 per path.
 - throughput: N connections, each a one-member group sending Heartbeat / OffsetCommit / OffsetFetch
   back to back (closed loop), first straight to serve, then through observe; requests/s of each, and
   observe's CPU while it ran.
@@ -196,6 +196,8 @@ def main() -> int:
     ap.add_argument("what", choices=("latency", "throughput", "fifty"), help="the measurement")
     ap.add_argument("--seconds", type=float, default=60.0, help="how long the load runs")
     ap.add_argument("--connections", type=int, default=8, help="throughput: closed-loop connections")
+    ap.add_argument("--interval", type=float, default=0.1,
+                    help="latency: seconds between a member's heartbeats, and between its commits (default 0.1)")
     a = ap.parse_args()
     report = tempfile.mkdtemp(prefix="observe-bench-")
     serve, sport = start(["serve", "--port", "0", "--topic", f"{TOPIC}:64"], "groupspec serve: listening on ")
@@ -218,7 +220,8 @@ async def measure(a: argparse.Namespace, sport: int, oport: int, opid: int, spid
     host = "127.0.0.1"
     if a.what == "latency":
         until = time.monotonic() + a.seconds
-        members = [Member(host, port, f"lat-{path}", f"{path}-{i}", path, timings, heartbeat_s=0.1, commit_s=0.1,
+        members = [Member(host, port, f"lat-{path}", f"{path}-{i}", path, timings, heartbeat_s=a.interval,
+                          commit_s=a.interval,
                           partitions=64)
                    for path, port in (("direct", sport), ("observe", oport)) for i in range(3)]
         cpu0 = (cpu_s(opid), cpu_s(spid), time.monotonic())
