@@ -170,6 +170,11 @@ class Judging:
             if any(c == conn for c in rec.open.values()):
                 self._end(rec, f"a request on its connection could not be decoded ({reason})")
 
+    def end_all(self, why: str) -> None:
+        """Judging ends for every group still judged (observe stops before the judge caught up)."""
+        for rec in self.groups.values():
+            self._end(rec, why)
+
     def tick(self, at: float) -> None:
         """Judge the answers still missing at `at`; let judges of long-lived groups forget."""
         t = time.monotonic()

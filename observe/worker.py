@@ -4,8 +4,9 @@ and dates what it reads).
 
 The proxy hands every observation over (`JudgeProcess.request` returns a request id at once) and
 moves on; the process judges them in the order handed over, with the moments the proxy read them
-(time.monotonic is one clock for both processes). `finish` judges what is queued, writes the report
-there (observe/report.py) and returns it. The process ignores SIGINT and SIGTERM: the proxy decides
+(time.monotonic is one clock for both processes). `finish` judges what is queued (for at most
+`DRAIN_S`; what is left is counted unjudged, and the report says so), writes the report there
+(observe/report.py) and returns it. The process ignores SIGINT and SIGTERM: the proxy decides
 when to stop.
 """
 
@@ -29,6 +30,9 @@ from observe.judging import Judging, Token
 from observe.report import report, write_report
 
 
+DRAIN_S = 60.0  # after the stop, how long the judge may go on judging what is queued
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeSettings:
     config: CoordinatorConfig
@@ -45,8 +49,9 @@ class JudgeProcess:
         ctx = multiprocessing.get_context("spawn")
         self._queue: "multiprocessing.Queue[tuple[Any, ...]]" = ctx.Queue()
         self._results, results = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_work, args=(self._queue, results, settings), name="observe-judge",
-                                 daemon=True)
+        self._stopping = ctx.Event()
+        self._proc = ctx.Process(target=_work, args=(self._queue, results, self._stopping, settings),
+                                 name="observe-judge", daemon=True)
         self._proc.start()
         self._rid = 0
         self.max_backlog = 0  # the most observations waiting at once (how far judging fell behind)
@@ -79,6 +84,7 @@ class JudgeProcess:
         """Judge what is queued, write the report (`report_args`: observe/report.py `report`'s
         keywords but the judging) and return it."""
         self._put("finish", {**report_args, "backlog": self.max_backlog})
+        self._stopping.set()
         try:
             doc: dict[str, Any] = self._results.recv()
         finally:
@@ -86,7 +92,8 @@ class JudgeProcess:
         return doc
 
 
-def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, s: JudgeSettings) -> None:
+def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, stopping: Any,
+          s: JudgeSettings) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
@@ -98,8 +105,18 @@ def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, 
                       report=s.report, log=log, started=s.started)
     tokens: dict[int, list[Token]] = {}
     cpu0 = time.process_time()
+    stop_seen: Optional[float] = None
+    unjudged = 0  # observations left unjudged: still queued DRAIN_S after the stop
     while True:
         kind, *args = queue.get()
+        if stop_seen is None and stopping.is_set():
+            stop_seen = time.monotonic()
+            log("stopping: judging what is still queued")
+        if kind != "finish" and stop_seen is not None and time.monotonic() - stop_seen > DRAIN_S:
+            if not unjudged:
+                judging.end_all(f"stopped: still behind {DRAIN_S:g} s after the stop")
+            unjudged += 1
+            continue
         if kind == "request":
             rid, conn, api, version, request, at = args
             tokens[rid] = judging.request(conn, api, version, request, at)
@@ -118,7 +135,7 @@ def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, 
         elif kind == "finish":
             (report_args,) = args
             judging.tick(time.monotonic())
-            doc = report(judging, judge_cpu_s=time.process_time() - cpu0, **report_args)
+            doc = report(judging, judge_cpu_s=time.process_time() - cpu0, unjudged=unjudged, **report_args)
             write_report(s.report, doc)
             results.send(doc)
             return
