@@ -26,7 +26,7 @@ from wire.transport import check_loopback
 from fuzz.accept import AcceptList, load_accept
 from fuzz.allowances import PROFILES, Profile, allowances_in_force, profile_for
 from fuzz.judge import Tolerance
-from fuzz.probe import TargetSettings, read_settings, reconcile
+from fuzz.probe import Setting, TargetSettings, read_settings, reconcile
 from fuzz.targets import start_target
 from observe.judging import MAX_HYPOTHESES, OBSERVATION_MS, PROXY_OVERTAKE_MS, TICK_S
 from observe.worker import JudgeProcess, JudgeSettings
@@ -70,7 +70,12 @@ def observe(options: ObserveOptions, config: CoordinatorConfig) -> int:
         with start_target(options.upstream, config, options.bugs) as (host, port):
             check_loopback(host, port, options.allow_remote)
             found: Optional[TargetSettings] = None
-            if options.probe:
+            if options.upstream in ("serve", "reference"):
+                # observe started it with `config`: known exactly (a timed probe of the initial
+                # delay is only known to +-250 ms, and the judge holds the broker to the value)
+                found = TargetSettings(tuple(Setting(k, v, "set by observe, which started serve with it")
+                                             for k, v in kafka_properties(config).items()))
+            elif options.probe:
                 try:
                     found = read_settings(host, port, allow_remote=options.allow_remote)
                 except (WireError, OSError) as e:
