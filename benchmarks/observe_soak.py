@@ -6,8 +6,8 @@ Starts `groupspec observe --upstream serve` (serve started by observe, Kafka's d
 settings), then a real kafka-python workload through it for --minutes: one producer process (20
 records/s) and 3 consumer processes in one group, polling and committing; every --restart-every
 seconds one consumer (in turn) is closed cleanly (LeaveGroup) and a new one started (JoinGroup,
-a rebalance). Every 10 s the observe process's RSS (VmRSS) and CPU time are sampled
-(samples.csv); at the end observe gets SIGTERM and its exit status, summary line and report
+a rebalance). Every 10 s the RSS (VmRSS) and CPU time of observe's proxy process
+and of its judge process (samples.csv); at the end observe gets SIGTERM and its exit status, summary line and report
 (OUT/report) are kept.
 """
 
@@ -64,6 +64,23 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def judge_pid(parent: int) -> int:
+    """observe's judge process (observe/worker.py, a multiprocessing spawn child)."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", encoding="ascii") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if ppid == parent and b"spawn_main" in cmd:
+            return int(d)
+    return -1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--minutes", type=float, default=30.0, help="how long the workload runs")
@@ -101,9 +118,11 @@ def main() -> int:
     next_restart = t0 + a.restart_every
     turn = 0
     with open(os.path.join(a.out, "samples.csv"), "w") as samples:
-        samples.write("seconds,rss_kb,cpu_s\n")
+        samples.write("seconds,proxy_rss_kb,proxy_cpu_s,judge_rss_kb,judge_cpu_s\n")
+        judge = judge_pid(obs.pid)
         while time.monotonic() < end:
-            samples.write(f"{time.monotonic() - t0:.0f},{rss_kb(obs.pid)},{cpu_s(obs.pid):.2f}\n")
+            samples.write(f"{time.monotonic() - t0:.0f},{rss_kb(obs.pid)},{cpu_s(obs.pid):.2f},"
+                          f"{rss_kb(judge)},{cpu_s(judge):.2f}\n")
             samples.flush()
             if time.monotonic() >= next_restart:
                 i = turn % len(members)
@@ -121,12 +140,12 @@ def main() -> int:
     for p in [producer, *members]:
         p.wait(120)
     time.sleep(2)
-    final = (rss_kb(obs.pid), cpu_s(obs.pid))
+    final = (rss_kb(obs.pid), cpu_s(obs.pid), rss_kb(judge), cpu_s(judge))
     obs.send_signal(signal.SIGTERM)
     rest, _ = obs.communicate(timeout=120)
     with open(os.path.join(a.out, "result.txt"), "w") as f:
-        f.write(f"minutes {a.minutes} restarts {turn} final_rss_kb {final[0]} cpu_s {final[1]:.1f} "
-                f"exit {obs.returncode}\n{rest}")
+        f.write(f"minutes {a.minutes} restarts {turn} proxy rss_kb {final[0]} cpu_s {final[1]:.1f}; judge "
+                f"rss_kb {final[2]} cpu_s {final[3]:.1f}; exit {obs.returncode}\n{rest}")
     print(open(os.path.join(a.out, "result.txt")).read())
     return 0
 

@@ -41,9 +41,16 @@ GROUP_APIS: Final = frozenset({ApiKey.JoinGroup, ApiKey.SyncGroup, ApiKey.Heartb
 TICK_S: Final = 0.5  # how often missing answers are judged
 # requests of different connections the proxy read this close together may reach the broker in
 # either order (its clock is not the broker's): the judge's overtaking window never goes below it
-PROXY_OVERTAKE_MS: Final = 50
+PROXY_OVERTAKE_MS: Final = 2
+# the wall time one observation may take to judge (fuzz: 500 ms, as its judge shares the event loop
+# that reads answers): observe judges on its own thread, so a loaded machine is given longer
+OBSERVATION_MS: Final = 3000
+# hypotheses a group may hold (fuzz: 400): a real group lives long, its members act at once, and a
+# loaded broker's latency widens the window in which their requests may be read in either order
+MAX_HYPOTHESES: Final = 2000
 FORGET_EVERY: Final = 200  # requests of a group between two `GroupJudge.forget`
-MIN_WAIT_MS: Final = 20  # a gap between two sends of a group written as an `advance` step
+MIN_WAIT_MS: Final = 20  # a gap between two events of a group written as an `advance` step
+MAX_WAIT_MS: Final = 500
 # (group, request number) pairs a request was split into
 Token = tuple[str, int]
 
@@ -89,10 +96,10 @@ class Judging:
 
     def __init__(self, config: CoordinatorConfig, tol: Tolerance, *, target: str,
                  accept: Optional[AcceptList] = None, report: Optional[str] = None,
-                 log: Callable[[str], None] = lambda line: None) -> None:
+                 log: Callable[[str], None] = lambda line: None, started: Optional[float] = None) -> None:
         self.config, self.tol, self.target = config, tol, target
         self.accept, self.report, self.log = accept, report, log
-        self.started = time.monotonic()
+        self.started = time.monotonic() if started is None else started
         self.groups: dict[str, GroupRecord] = {}
         self.numbers = itertools.count(1)
         self.classes: dict[str, ClassRecord] = {}
@@ -162,6 +169,11 @@ class Judging:
         for rec in self.groups.values():
             if any(c == conn for c in rec.open.values()):
                 self._end(rec, f"a request on its connection could not be decoded ({reason})")
+
+    def end_all(self, why: str) -> None:
+        """Judging ends for every group still judged (observe stops before the judge caught up)."""
+        for rec in self.groups.values():
+            self._end(rec, why)
 
     def tick(self, at: float) -> None:
         """Judge the answers still missing at `at`; let judges of long-lived groups forget."""
@@ -240,13 +252,16 @@ class Judging:
             c.scenario = self._write_scenario(rec, f, len(self.classes))
 
     def _write_scenario(self, rec: GroupRecord, f: Finding, n: int) -> str:
-        """The group's exchange up to the finding, real pauses as `advance` steps, as a scenario."""
+        """The group's exchange up to the finding, its pauses (between requests and before answers)
+        as `advance` steps, as a scenario."""
         events: list[Event] = []
-        last: Optional[int] = None
+        last = 0
         for ev in rec.events:
-            if ev.kind == "send":
-                if last is not None and ev.at_ms - last >= MIN_WAIT_MS:
-                    events.append(Event("wait", ms=ev.at_ms - last, at_ms=last))
+            if ev.at_ms - last >= MIN_WAIT_MS:  # (before an answer too: the model's timers run then)
+                # in steps of at most MAX_WAIT_MS: one long `advance` of the scenario runner does
+                # not fire a timer armed by a timer it fired (InitialDelayedJoin's extension)
+                for at in range(last, ev.at_ms, MAX_WAIT_MS):
+                    events.append(Event("wait", ms=min(MAX_WAIT_MS, ev.at_ms - at), at_ms=at))
                 last = ev.at_ms
             events.append(ev)
         result = SequenceResult(0, rec.group_id, [], finding=f, events=events)

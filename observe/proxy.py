@@ -20,7 +20,7 @@ import asyncio
 import itertools
 import struct
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Final, Optional
 
 from model import messages as m
@@ -29,31 +29,12 @@ from wire import codec, convert
 from wire.errors import DecodeError, WireError
 
 from observe.addresses import FIND_COORDINATOR, METADATA, rewrite
-from observe.judging import GROUP_APIS, Judging, Token
+from observe.judging import GROUP_APIS
+from observe.report import Counts
+from observe.worker import JudgeProcess
 
 CONNECT_TIMEOUT_S = 10.0
 READ_BYTES = 1 << 16
-
-
-@dataclass
-class Counts:
-    """What passed the proxy, for the report."""
-
-    connections: int = 0
-    requests: int = 0  # request frames forwarded
-    answers: int = 0  # answer frames forwarded
-    bytes_up: int = 0
-    bytes_down: int = 0
-    rewritten: dict[str, int] = field(default_factory=lambda: {"Metadata": 0, "FindCoordinator": 0})
-    unparsed_requests: int = 0
-    unparsed_answers: int = 0
-    unframed_streams: int = 0  # connections whose bytes stopped being frames (forwarded raw)
-    unparsed_examples: list[str] = field(default_factory=list)
-    upstream_refused: int = 0
-
-    def unparsed(self, what: str) -> None:
-        if len(self.unparsed_examples) < 20:
-            self.unparsed_examples.append(what)
 
 
 @dataclass
@@ -65,7 +46,7 @@ class _Pending:
 
     api_key: int
     version: int
-    tokens: list[Token]
+    rid: Optional[int] = None  # the judged request's id (JudgingThread.request)
     rewrite: bool = False
     record: Optional[m.Request] = None
     held: bool = False
@@ -77,7 +58,7 @@ PRODUCE: Final = 0
 class Proxy:
     """Listeners on `listen_host` forwarding to the upstream brokers, the first to `upstream`."""
 
-    def __init__(self, upstream: tuple[str, int], listen_host: str, judging: Judging, *,
+    def __init__(self, upstream: tuple[str, int], listen_host: str, judging: JudgeProcess, *,
                  grace_s: float, on_refused: Callable[[str], None] = lambda why: None) -> None:
         self.upstream, self.listen_host, self.judging = upstream, listen_host, judging
         self.grace_s, self.on_refused = grace_s, on_refused
@@ -144,7 +125,7 @@ class Proxy:
             # the client is gone: let the upstream answer (and the judge see) what it was sent
             link.client_gone = True
             end = last + self.grace_s
-            while (any(p.tokens or p.held for p in pending.values()) and not answers.done()
+            while (any(p.rid is not None or p.held for p in pending.values()) and not answers.done()
                    and time.monotonic() < end):
                 await asyncio.sleep(0.02)
         finally:
@@ -191,7 +172,7 @@ class Proxy:
         api = codec.api_key_of(key)
         if api not in GROUP_APIS:
             if key != PRODUCE:
-                pending[cid] = _Pending(key, version, [], rewrite=key in (METADATA, FIND_COORDINATOR))
+                pending[cid] = _Pending(key, version, rewrite=key in (METADATA, FIND_COORDINATOR))
             return
         assert api is not None
         try:
@@ -204,12 +185,12 @@ class Proxy:
             self.counts.unparsed_requests += 1
             self.counts.unparsed(f"{api.name} v{version} request: {e}")
             self.judging.undecodable_request(conn, f"{api.name} v{version}")
-            pending[cid] = _Pending(key, version, [])
+            pending[cid] = _Pending(key, version)
             return
         if isinstance(record, m.JoinGroupRequest):
             # DescribeGroups answers each member's client id: the one its JoinGroup came with
             record = replace(record, client_id=header.client_id or "")
-        p = pending[cid] = _Pending(key, version, [], record=record, held=len(pending) > 0)
+        p = pending[cid] = _Pending(key, version, record=record, held=len(pending) > 0)
         if not p.held:
             self._release(conn, p, at)
 
@@ -218,7 +199,7 @@ class Proxy:
         api = codec.api_key_of(p.api_key)
         assert api is not None and p.record is not None
         p.held = False
-        p.tokens = self.judging.request(conn, api, p.version, p.record, at)
+        p.rid = self.judging.request(conn, api, p.version, p.record, at)
 
     async def _answers(self, conn: int, reader: asyncio.StreamReader, link: "_Link",
                        pending: dict[int, _Pending]) -> None:
@@ -246,8 +227,8 @@ class Proxy:
             if why is not None:  # the broker dropped the connection: requests open are answered so
                 at = time.monotonic()
                 for p in pending.values():
-                    if p.tokens:
-                        self.judging.answer(p.tokens, f"connection-error: {why}", at)
+                    if p.rid is not None:
+                        self.judging.answer(p.rid, f"connection-error: {why}", at)
                 pending.clear()
             link.close()
 
@@ -267,13 +248,13 @@ class Proxy:
         link.write(codec.frame(payload))
         if p is not None and p.held:  # (a broker answering out of order: it read it by now)
             self._release(conn, p, at)
-        if p is not None and p.tokens:
-            self._judge_answer(p, payload, at)
+        if p is not None and p.rid is not None:
+            self._judge_answer(p.rid, p, payload, at)
         head = next(iter(pending.values()), None)
         if head is not None and head.held:
             self._release(conn, head, at)  # the request after the answered one may be read now
 
-    def _judge_answer(self, p: _Pending, payload: bytes, at: float) -> None:
+    def _judge_answer(self, rid: int, p: _Pending, payload: bytes, at: float) -> None:
         api = codec.api_key_of(p.api_key)
         assert api is not None
         try:
@@ -282,9 +263,9 @@ class Proxy:
         except (WireError, KeyError, TypeError) as e:
             self.counts.unparsed_answers += 1
             self.counts.unparsed(f"{api.name} v{p.version} answer: {e}")
-            self.judging.unobservable(p.tokens, at, f"an answer could not be decoded ({api.name} v{p.version})")
+            self.judging.unobservable(rid, at, f"an answer could not be decoded ({api.name} v{p.version})")
             return
-        self.judging.answer(p.tokens, record, at)
+        self.judging.answer(rid, record, at)
 
 
 class _Frames:

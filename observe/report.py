@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from model.atomic import write_text_atomic
@@ -18,14 +19,35 @@ from fuzz.families import families
 from fuzz.judge import Tolerance
 from fuzz.probe import TargetSettings
 from observe.judging import Judging, accepted_json
-from observe.proxy import Counts
 from render.findings import write_report_html
+
+@dataclass
+class Counts:
+    """What passed the proxy, for the report."""
+
+    connections: int = 0
+    requests: int = 0  # request frames forwarded
+    answers: int = 0  # answer frames forwarded
+    bytes_up: int = 0
+    bytes_down: int = 0
+    rewritten: dict[str, int] = field(default_factory=lambda: {"Metadata": 0, "FindCoordinator": 0})
+    unparsed_requests: int = 0
+    unparsed_answers: int = 0
+    unframed_streams: int = 0  # connections whose bytes stopped being frames (forwarded raw)
+    unparsed_examples: list[str] = field(default_factory=list)
+    upstream_refused: int = 0
+
+    def unparsed(self, what: str) -> None:
+        if len(self.unparsed_examples) < 20:
+            self.unparsed_examples.append(what)
+
 
 SCENARIO_CHECK = ("not shrunk, not replayed: real traffic cannot be re-run; the scenario is the group's "
                   "exchange up to the finding, its pauses as advance steps")
 
 
-def report(judging: Judging, counts: Counts, *, target: str, upstream: str, listen: str, profile: Profile,
+def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float, unjudged: int, target: str,
+           upstream: str, listen: str, profile: Profile,
            tol: Tolerance, found: Optional[TargetSettings], accept_file: Optional[str], upstream_error: str,
            stopped_by: str) -> dict[str, Any]:
     el = time.monotonic() - judging.started
@@ -47,6 +69,8 @@ def report(judging: Judging, counts: Counts, *, target: str, upstream: str, list
     rows = judging.covered_rows()
     return {
         "tool": "groupspec observe", "target": target, "upstream": upstream, "listen": listen,
+        # (what the findings page, render/findings.py, says in its first line)
+        "seed": "none (real traffic)", "requests": counts.requests, "sequences": len(groups),
         "stopped_by": stopped_by, "interrupted": False, "seconds": round(el, 1),
         "config": kafka_properties(judging.config),
         "tolerance": {"early_ms": tol.early_ms, "late_ms": tol.late_ms,
@@ -61,7 +85,8 @@ def report(judging: Judging, counts: Counts, *, target: str, upstream: str, list
         "unparsed": {"requests": counts.unparsed_requests, "answers": counts.unparsed_answers,
                      "unframed_streams": counts.unframed_streams, "examples": list(counts.unparsed_examples)},
         "group_requests": judging.requests, "judged_requests": judging.judged(),
-        "judge_seconds": round(judging.judge_seconds, 3),
+        "judge_seconds": round(judging.judge_seconds, 3), "judge_cpu_s": round(judge_cpu_s, 3),
+        "judge_backlog_max": backlog, "unjudged_at_stop": unjudged,
         "groups": groups, "inconclusive_groups": sum(1 for g in judging.groups.values()
                                                      if g.ended.startswith("inconclusive")),
         "inconclusive_reasons": judging.inconclusive_reasons,
@@ -91,10 +116,13 @@ def markdown(doc: dict[str, Any]) -> str:
              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
              f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged) in "
              f"{len(doc['groups'])} groups, {doc['inconclusive_groups']} inconclusive; rows covered "
-             f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s",
+             f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s ({doc['judge_cpu_s']} s "
+             f"CPU in its own process; at most {doc['judge_backlog_max']} observations waited for it"
+             + (f"; **{doc['unjudged_at_stop']} observations still queued a minute after the stop were left "
+                "unjudged**" if doc["unjudged_at_stop"] else "") + ")",
              f"- findings {doc['findings']} in {len(doc['classes'])} classes, {len(doc['families'])} families",
              "", "## Groups", "", "| group | requests | answers judged | judging |", "|---|---|---|---|"]
-    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g['judging'].replace('|', '/')} |"
+    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g['judging'].replace('|', chr(92) + '|')} |"
               for g in doc["groups"]]
     lines.append("")
     return "\n".join(lines + findings_markdown(doc)) + "\n"
@@ -111,7 +139,9 @@ def summary_line(doc: dict[str, Any]) -> str:
     return (f"groupspec observe: {doc['findings']} findings in {len(doc['classes'])} classes, "
             f"{doc['group_requests']} group requests judged in {len(doc['groups'])} groups "
             f"({doc['inconclusive_groups']} inconclusive), {doc['traffic']['requests']} requests forwarded, "
-            f"{u['requests'] + u['answers']} frames not parsed; profile {doc['profile']}")
+            f"{u['requests'] + u['answers']} frames not parsed"
+            + (f", {doc['unjudged_at_stop']} observations left unjudged at the stop" if doc["unjudged_at_stop"] else "")
+            + f"; profile {doc['profile']}")
 
 
-__all__ = ["markdown", "report", "summary_line", "write_report"]
+__all__ = ["Counts", "markdown", "report", "summary_line", "write_report"]

@@ -26,11 +26,12 @@ from wire.transport import check_loopback
 from fuzz.accept import AcceptList, load_accept
 from fuzz.allowances import PROFILES, Profile, allowances_in_force, profile_for
 from fuzz.judge import Tolerance
-from fuzz.probe import TargetSettings, read_settings, reconcile
+from fuzz.probe import Setting, TargetSettings, read_settings, reconcile
 from fuzz.targets import start_target
-from observe.judging import PROXY_OVERTAKE_MS, TICK_S, Judging
+from observe.judging import MAX_HYPOTHESES, OBSERVATION_MS, PROXY_OVERTAKE_MS, TICK_S
+from observe.worker import JudgeProcess, JudgeSettings
 from observe.proxy import Proxy
-from observe.report import report, summary_line, write_report
+from observe.report import summary_line
 
 HEALTH_EVERY_S = 1.0  # how often the upstream is checked (a TCP connect)
 HEALTH_FAILURES = 2  # consecutive failed checks that mean the upstream failed
@@ -62,13 +63,19 @@ def profile_of(options: ObserveOptions) -> Profile:
 
 def observe(options: ObserveOptions, config: CoordinatorConfig) -> int:
     profile = profile_of(options)
-    tol = Tolerance(allowances=allowances_in_force(profile.name, options.allow), min_overtake_ms=PROXY_OVERTAKE_MS)
+    tol = Tolerance(allowances=allowances_in_force(profile.name, options.allow), min_overtake_ms=PROXY_OVERTAKE_MS,
+                    max_observation_ms=OBSERVATION_MS, max_hypotheses=MAX_HYPOTHESES)
     accept = load_accept(options.accept) if options.accept else None
     try:
         with start_target(options.upstream, config, options.bugs) as (host, port):
             check_loopback(host, port, options.allow_remote)
             found: Optional[TargetSettings] = None
-            if options.probe:
+            if options.upstream in ("serve", "reference"):
+                # observe started it with `config`: known exactly (a timed probe of the initial
+                # delay is only known to +-250 ms, and the judge holds the broker to the value)
+                found = TargetSettings(tuple(Setting(k, v, "set by observe, which started serve with it")
+                                             for k, v in kafka_properties(config).items()))
+            elif options.probe:
                 try:
                     found = read_settings(host, port, allow_remote=options.allow_remote)
                 except (WireError, OSError) as e:
@@ -90,10 +97,11 @@ class _Session:
     def __init__(self, options: ObserveOptions, config: CoordinatorConfig, tol: Tolerance, profile: Profile,
                  accept: Optional[AcceptList], upstream: tuple[str, int], found: Optional[TargetSettings]) -> None:
         self.options, self.tol, self.profile, self.found = options, tol, profile, found
+        self.accept = accept  # (read, so that a bad file stops the run before the proxy starts)
         self.upstream = upstream
-        self.judging = Judging(config, tol, target=options.upstream, accept=accept, report=options.report,
-                               log=self._log)
-        self.proxy = Proxy(upstream, options.listen_host, self.judging,
+        self.judge = JudgeProcess(JudgeSettings(config, tol, options.upstream, options.report, options.accept,
+                                                options.quiet, time.monotonic()))
+        self.proxy = Proxy(upstream, options.listen_host, self.judge,
                            grace_s=tol.process_ms / 1000.0, on_refused=self._refused)
         self.stop = asyncio.Event()
         self.stopped_by = ""
@@ -137,7 +145,7 @@ class _Session:
     async def _ticks(self) -> None:
         while True:
             await asyncio.sleep(TICK_S)
-            self.judging.tick(time.monotonic())
+            self.judge.tick(time.monotonic())
 
     async def _health(self) -> None:
         failures = 0
@@ -162,12 +170,10 @@ class _Session:
                 await asyncio.sleep(HEALTH_EVERY_S / 2)
 
     def conclude(self) -> int:
-        self.judging.tick(time.monotonic())
-        doc = report(self.judging, self.proxy.counts, target=self.options.upstream,
-                     upstream=f"{self.upstream[0]}:{self.upstream[1]}", listen=self.listen, profile=self.profile,
-                     tol=self.tol, found=self.found, accept_file=self.options.accept,
-                     upstream_error=self.upstream_error, stopped_by=self.stopped_by or "?")
-        write_report(self.options.report, doc)
+        doc = self.judge.finish(counts=self.proxy.counts, target=self.options.upstream,
+                                upstream=f"{self.upstream[0]}:{self.upstream[1]}", listen=self.listen,
+                                profile=self.profile, tol=self.tol, found=self.found, accept_file=self.options.accept,
+                                upstream_error=self.upstream_error, stopped_by=self.stopped_by or "?")
         for c in doc["classes"]:
             print(f"CLASS x{c['count']}: {c['class']}  scenario {c['scenario']}")
         print(summary_line(doc), flush=True)

@@ -20,10 +20,10 @@ def test_a_kafka_python_group_through_observe_is_judged_clean(tmp_path: str) -> 
     report = os.path.join(str(tmp_path), "report")
     obs = start_observe(report, "--upstream", "serve", *FAST_SERVE)
     try:
-        acked, consumed = kafka_python_group(f"127.0.0.1:{obs.port}")
+        acked, consumed, errors = kafka_python_group(f"127.0.0.1:{obs.port}")
     finally:
         rc, out = obs.stop()
-    assert acked == 30 and consumed == {f"r{i}".encode() for i in range(30)}
+    assert acked == 30 and consumed == {f"r{i}".encode() for i in range(30)} and errors == []
     doc = obs.doc()
     assert rc == EXIT_OK, (out, doc["groups"], doc["classes"])
     assert doc["findings"] == 0 and doc["stopped_by"] == "SIGTERM"

@@ -1,0 +1,144 @@
+"""The judge in a process of its own: forwarding never waits for judging, and the two do not share
+one interpreter lock (a judge with many hypotheses computes for a while; the proxy meanwhile forwards
+and dates what it reads).
+
+The proxy hands every observation over (`JudgeProcess.request` returns a request id at once) and
+moves on; the process judges them in the order handed over, with the moments the proxy read them
+(time.monotonic is one clock for both processes). `finish` judges what is queued (for at most
+`DRAIN_S`; what is left is counted unjudged, and the report says so), writes the report there
+(observe/report.py) and returns it. The process ignores SIGINT and SIGTERM: the proxy decides
+when to stop.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any, Optional, Union
+
+from model import messages as m
+from model.coordinator_api import CoordinatorConfig
+from model.vocabulary import ApiKey
+
+from fuzz.accept import load_accept
+from fuzz.judge import Tolerance
+from observe.judging import Judging, Token
+from observe.report import report, write_report
+
+
+DRAIN_S = 60.0  # after the stop, how long the judge may go on judging what is queued
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSettings:
+    config: CoordinatorConfig
+    tol: Tolerance
+    target: str
+    report: str
+    accept: Optional[str] = None  # accept file path
+    quiet: bool = False
+    started: float = 0.0  # monotonic start of the run
+
+
+class JudgeProcess:
+    def __init__(self, settings: JudgeSettings) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._queue: "multiprocessing.Queue[tuple[Any, ...]]" = ctx.Queue()
+        self._results, results = ctx.Pipe(duplex=False)
+        self._stopping = ctx.Event()
+        self._proc = ctx.Process(target=_work, args=(self._queue, results, self._stopping, settings),
+                                 name="observe-judge", daemon=True)
+        self._proc.start()
+        self._rid = 0
+        self.max_backlog = 0  # the most observations waiting at once (how far judging fell behind)
+
+    def _put(self, *message: Any) -> None:
+        self._queue.put(message)
+
+    def request(self, conn: int, api: ApiKey, version: int, request: m.Request, at: float) -> int:
+        self._rid += 1
+        self._put("request", self._rid, conn, api, version, request, at)
+        return self._rid
+
+    def answer(self, rid: int, response: Union[m.Response, str], at: float) -> None:
+        self._put("answer", rid, response, at)
+
+    def unobservable(self, rid: int, at: float, why: str) -> None:
+        self._put("unobservable", rid, at, why)
+
+    def connection_closed(self, conn: int, at: float) -> None:
+        self._put("closed", conn, at)
+
+    def undecodable_request(self, conn: int, reason: str) -> None:
+        self._put("undecodable", conn, reason)
+
+    def tick(self, at: float) -> None:
+        self.max_backlog = max(self.max_backlog, self._queue.qsize())
+        self._put("tick", at)
+
+    def finish(self, **report_args: Any) -> dict[str, Any]:
+        """Judge what is queued, write the report (`report_args`: observe/report.py `report`'s
+        keywords but the judging) and return it."""
+        self._put("finish", {**report_args, "backlog": self.max_backlog})
+        self._stopping.set()
+        try:
+            doc: dict[str, Any] = self._results.recv()
+        finally:
+            self._proc.join(30)
+        return doc
+
+
+def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, stopping: Any,
+          s: JudgeSettings) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def log(line: str) -> None:
+        if not s.quiet:
+            print(f"groupspec observe: {line}", file=sys.stderr, flush=True)
+
+    judging = Judging(s.config, s.tol, target=s.target, accept=load_accept(s.accept) if s.accept else None,
+                      report=s.report, log=log, started=s.started)
+    tokens: dict[int, list[Token]] = {}
+    cpu0 = time.process_time()
+    stop_seen: Optional[float] = None
+    unjudged = 0  # observations left unjudged: still queued DRAIN_S after the stop
+    while True:
+        kind, *args = queue.get()
+        if stop_seen is None and stopping.is_set():
+            stop_seen = time.monotonic()
+            log("stopping: judging what is still queued")
+        if kind != "finish" and stop_seen is not None and time.monotonic() - stop_seen > DRAIN_S:
+            if not unjudged:
+                judging.end_all(f"stopped: still behind {DRAIN_S:g} s after the stop")
+            unjudged += 1
+            continue
+        if kind == "request":
+            rid, conn, api, version, request, at = args
+            tokens[rid] = judging.request(conn, api, version, request, at)
+        elif kind == "answer":
+            rid, response, at = args
+            judging.answer(tokens.pop(rid, []), response, at)
+        elif kind == "unobservable":
+            rid, at, why = args
+            judging.unobservable(tokens.pop(rid, []), at, why)
+        elif kind == "closed":
+            judging.connection_closed(*args)
+        elif kind == "undecodable":
+            judging.undecodable_request(*args)
+        elif kind == "tick":
+            judging.tick(*args)
+        elif kind == "finish":
+            (report_args,) = args
+            judging.tick(time.monotonic())
+            doc = report(judging, judge_cpu_s=time.process_time() - cpu0, unjudged=unjudged, **report_args)
+            write_report(s.report, doc)
+            results.send(doc)
+            return
+
+
+__all__ = ["JudgeProcess", "JudgeSettings"]
