@@ -181,8 +181,10 @@ class AnswerJudge(Protocol):
         with requests `numbers` (answered, or still unanswered at `now_s`); the text says why."""
 
 
-# (the scenario, its config at the run's scale) -> a judge, or None when it cannot judge it
-JudgeFactory = Callable[[Scenario, CoordinatorConfig], Optional[AnswerJudge]]
+# (the scenario, its config at the run's scale, the request cost measured at the start in ms) -> a
+# judge, or None when it cannot judge it. Requests sent on different connections within one request
+# cost of each other may reach the broker in either order: the judge must allow that much overtaking.
+JudgeFactory = Callable[[Scenario, CoordinatorConfig, float], Optional[AnswerJudge]]
 
 
 __all__ = [

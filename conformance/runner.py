@@ -645,7 +645,7 @@ def _run_on(path: str, scenario: Scenario, target: Coordinator, hook: Optional[S
             _prepare(target, scenario, scale.scale, clock.budget_s)
         except WireError as e:  # (a broker that cannot make the topics: not a verdict on the scenario)
             return ScenarioResult(path, scenario, Outcome.SKIP, reason=f"cannot prepare the broker: {e}")
-        judge = clock.judge(scenario, config) if clock.judge is not None else None
+        judge = clock.judge(scenario, config, clock.latency_ms) if clock.judge is not None else None
         if clock.probes and not isinstance(target, WhiteBoxCoordinator):
             steps = with_probes(scenario)[0].steps if any(
                 isinstance(s, CheckGroupStep) for s in steps) else steps

@@ -14,7 +14,7 @@ import io
 import json
 import os
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -242,7 +242,7 @@ def test_a_step_a_judged_divergence_made_unrunnable_is_skipped(
         heartbeat_error: Error, differs: frozenset[int], outcome: Outcome) -> None:
     from conformance_fake_target import FakeCoordinator
     judge = ScriptedJudge(differs)
-    clock = RealClockOptions(scale=1.0, judge=lambda s, c: judge, probes=False)
+    clock = RealClockOptions(scale=1.0, judge=lambda s, c, cost: judge, probes=False)
     target = FakeCoordinator(CoordinatorConfig(), heartbeat_error)
     r = run_scenario("t.json", scenario(UNRUNNABLE, config={}), lambda config: target, clock=clock)
     assert r.outcome is outcome, r.describe()
@@ -276,3 +276,41 @@ def test_bad_real_clock_options_are_bad_input(target: str, scale: Optional[float
     with pytest.raises(BadInput, match=says.replace(".", r"\.")):
         seeds = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenarios", "seeds.json")
         run_files([seeds], target, out=io.StringIO(), time_scale=scale, budget_s=budget)
+
+
+@pytest.mark.parametrize(("request_cost_ms", "verdict"), [
+    (50.0, Verdict.ALLOWED),  # B sent 20 ms after A, within one request cost: the broker may read B first
+    (0.0, Verdict.FINDING),  # control: with no such window B overtaking A is a difference
+])
+def test_requests_sent_within_one_request_cost_may_be_read_in_either_order(
+        request_cost_ms: float, verdict: Verdict) -> None:
+    """The broker read B's JoinGroup before A's, though A's was sent 20 ms earlier on another
+    connection (both parked in the initial delay, answered at about 800 ms): B leads. The judge allows that order when the
+    two were sent within the request cost measured at the start, and only then."""
+    from model.messages import JoinGroupRequest, ProtocolMetadata, Response
+    from reference.coordinator import ReferenceCoordinator
+    config = CoordinatorConfig(group_initial_rebalance_delay_ms=300)
+
+    def join(client: str) -> JoinGroupRequest:
+        return JoinGroupRequest("g", "", "consumer", (ProtocolMetadata("range"),), 10000, 10000,
+                                require_known_member_id=False, client_id=client)
+
+    a, b = join("a"), join("b")
+    broker = ReferenceCoordinator(config)  # the broker's answers when it reads B first
+    answers: dict[str, Response] = {}
+    def keep(client: str) -> Callable[[Response], None]:
+        return lambda r: answers.__setitem__(client, r)
+
+    for client, req in (("b", b), ("a", a)):
+        broker.handle(req, keep(client))
+    for _ in range(10):  # the initial delay, extended for the members that joined in it
+        broker.advance(100)
+    assert set(answers) == {"a", "b"}
+    make = judge_factory("kafka-3.9")
+    judge = make(Scenario("race", 0, "test", config, (), (), ""), config, request_cost_ms)
+    assert judge is not None
+    judge.sent(1, a, 3, 100.0)
+    judge.sent(2, b, 3, 100.02)
+    judge.received(2, answers["b"], 100.91)
+    judge.received(1, answers["a"], 100.91)
+    assert judge.verdict([1, 2], 100.92)[0] is verdict, judge.verdict([1, 2], 100.92)[1]
