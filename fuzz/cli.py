@@ -339,11 +339,14 @@ class Fuzzer:
 
     async def _lag(self) -> None:
         """How late this process's event loop wakes up (judging many groups stalls it): a stall
-        delays reading answers, so the report shows it next to any no-response finding."""
+        delays reading answers, so the report shows it, and a group judged late across a stall is
+        inconclusive (`engine.Stalls`)."""
         while True:
             t = time.monotonic()
             await asyncio.sleep(0.05)
-            self.stats.max_loop_lag_s = max(self.stats.max_loop_lag_s, time.monotonic() - t - 0.05)
+            woke = time.monotonic()
+            self.stats.max_loop_lag_s = max(self.stats.max_loop_lag_s, woke - t - 0.05)
+            self.settings.stalls.note(t + 0.05, woke)  # (a finding about time across it is not judged)
 
     async def _progress(self) -> None:
         while True:

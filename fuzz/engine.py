@@ -18,6 +18,7 @@ deleted where the target allows it (not judged).
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import itertools
 import random
@@ -345,6 +346,26 @@ class Budget:
         self.left = requests
 
 
+class Stalls:
+    """When this process's own event loop stalled (judging many groups at once): answers that
+    came in time sit unread in the sockets meanwhile, so a lateness seen across a stall is the
+    observer's, not the target's. Shared by a run's groups; `cli` notes every stall it measures."""
+
+    MIN_S: Final = 0.1  # shorter wake-up delays are the scheduler's ordinary jitter
+
+    def __init__(self) -> None:
+        self._seen: collections.deque[tuple[float, float]] = collections.deque(maxlen=256)
+
+    def note(self, start: float, end: float) -> None:
+        """The loop slept from `start` and woke at `end` (monotonic seconds), later than asked."""
+        if end - start >= self.MIN_S:
+            self._seen.append((start, end))
+
+    def longest(self, since: float, until: float) -> float:
+        """The longest stall overlapping [since, until], in seconds (0: none)."""
+        return max((min(e, until) - max(b, since) for b, e in self._seen if b < until and e > since), default=0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class RunSettings:
     config: CoordinatorConfig
@@ -364,6 +385,7 @@ class RunSettings:
     accept: Optional[AcceptList] = None  # accepted divergence classes (--accept)
     table: Table = CLASSIC_TABLE  # the transition table the target is judged by (its profile's)
     urgent: Urgent = URGENT
+    stalls: Stalls = field(default_factory=Stalls)
 
 
 class _Sequence:
@@ -408,12 +430,34 @@ class _Sequence:
     def _finish(self, finding: Optional[Finding]) -> None:
         if self.judge.ended is not None:
             self.judging = False  # an accepted divergence no model state explains: judging ends
+        if finding is not None and self.r.finding is None and self._observer_stalled(finding):
+            return
         if finding is not None and self.r.finding is None:
             self.r.finding = finding
             self.r.finding_action = self.action_index
             self.judging = False
         if not self.judging and self.r.ended_action < 0:
             self.r.ended_action = self.action_index
+
+    def _observer_stalled(self, finding: Finding) -> bool:
+        """An answer judged too late, read after this process's own loop stalled for at least the
+        time by which it missed the response bound: it may have come in time and sat unread, so the
+        group is inconclusive, never a finding. (A target later than any stall still is one.)"""
+        if not finding.shape.endswith("answered too late") or not isinstance(finding.actual, dict):
+            return False
+        after_ms = finding.actual.get("answered_after_ms")
+        if not isinstance(after_ms, int):
+            return False
+        sent = self.t0 + self.sent_ms.get(finding.number, 0) / 1000.0
+        stalled = self.s.stalls.longest(sent, time.monotonic())
+        if stalled <= 0 or stalled * 1000 < after_ms - self.s.tolerance.response_bound_ms:
+            return False
+        self.r.inconclusive = (f"request {finding.number} ({finding.api}) judged late while this process's own "
+                               f"event loop stalled {stalled * 1000:.0f} ms: the lateness may be the observer's")
+        self.judging = False
+        if self.r.ended_action < 0:
+            self.r.ended_action = self.action_index
+        return True
 
     async def request(self, request: m.Request, version: int, judged: bool = True,
                       probe: bool = False) -> None:
