@@ -40,7 +40,8 @@ ALLOWANCES: Final[dict[str, str]] = {
     LATE_PENDING_EXPIRY: "a MEMBER_ID_REQUIRED id expiring while its JoinGroup is processed removes "
                          "the new member, its JoinGroup never answered (Kafka 3.9 purgatory race)",
     GROUP_CLEANUP: "an Empty group without offsets may be removed at any moment (Kafka's periodic "
-                   "cleanupGroupMetadata, offsets.retention.check.interval.ms)",
+                   "cleanupGroupMetadata, offsets.retention.check.interval.ms), passing through Dead "
+                   "(COORDINATOR_NOT_AVAILABLE) for a moment before it leaves the cache",
 }
 
 

@@ -173,15 +173,19 @@ class Hyp:
     answered: frozenset[int]
     fired: frozenset[str]
     pending: tuple["Sent", ...] = ()  # sent, not yet processed in this hypothesis (send order)
+    # the periodic cleanup caught in its Dead moment (`group-cleanup`): the group it leaves once
+    # removed from the cache, and the latest model time by which that has happened
+    removing: Optional[tuple[Group, int]] = None
 
     def copy(self) -> "Hyp":
         return Hyp(self.group, self.now, dict(self.uncertain), dict(self.to_model), dict(self.to_target),
-                   dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending)
+                   dict(self.produced), dict(self.req_rows), self.answered, self.fired, self.pending,
+                   self.removing)
 
     def key(self) -> tuple[object, ...]:
         return (self.group, frozenset(self.to_model.items()),
                 frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
-                tuple(p.number for p in self.pending), frozenset(self.uncertain.items()))
+                tuple(p.number for p in self.pending), frozenset(self.uncertain.items()), self.removing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -549,15 +553,32 @@ class GroupJudge:
         while stack:
             self._check_budget()
             x = stack.pop()
+            if x.removing is not None:
+                # the cleanup's Dead moment ends when it removes the group from the cache: it may
+                # have by now, and must have by its deadline
+                gone = x.copy()
+                gone.group, gone.removing = x.removing[0], None
+                self._arm(x, gone, (-1, 0))
+                stack.append(gone)
+                if can_until <= x.removing[1]:
+                    out.append(x)  # (still Dead: its moment is too short for a timer to fire in it)
+                continue
             if cleanup and x.group.state is GroupState.Empty and not x.group.offsets:
                 # Kafka's periodic cleanupGroupMetadata (offsets.retention.check.interval.ms,
                 # 10 min by default, phase unknown) removes an Empty group that has no offsets:
-                # it may have run at any moment
+                # it may have run at any moment. It moves the group to Dead under the group's lock
+                # and removes it from the cache only after (GMM:863): a request in between sees a
+                # Dead group (COORDINATOR_NOT_AVAILABLE), for at most `late_ms`
                 for tr in step_all(self.table, self.urgent, x.group, Input(_OFFSETS_EXPIRE),
                                    self.settings, x.now, self.mode):
                     y = self._record(x, tr, x.now, x.now)
                     self._arm(x, y, (-1, 0))
                     stack.append(y)
+                    dead = x.copy()
+                    dead.group = dataclasses.replace(x.group, state=GroupState.Dead)
+                    dead.removing = (y.group, max(x.now, can_until) + self.tol.late_ms)  # (it may run just now)
+                    dead.fired = y.fired
+                    stack.append(dead)
             timers = armed_timers(x.group)
             if not timers:
                 out.append(x)

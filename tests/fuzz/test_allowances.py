@@ -161,3 +161,31 @@ def test_an_empty_group_vanishes_only_under_the_cleanup_allowance() -> None:
     assert dead_after_leave(Tolerance(allowances=frozenset({GROUP_CLEANUP}))) is None
     f = dead_after_leave(Tolerance())
     assert f is not None and f.api == "DescribeGroups"
+
+
+def test_the_cleanup_may_be_caught_in_its_dead_moment_only_briefly() -> None:
+    """Kafka 3.9's cleanupGroupMetadata moves an Empty group without offsets to Dead under the lock
+    and removes it from the cache after: a Heartbeat in between is answered COORDINATOR_NOT_AVAILABLE
+    (seen on Kafka 3.9.2 at the 10-minute cleanup). Allowed under `group-cleanup` once; a finding on
+    a strict target, and a finding when the group stays Dead long after (the controls)."""
+    def dead_beats(tol: Tolerance, second_at: Optional[int]) -> Optional[Finding]:
+        j = GroupJudge("g", CFG, tol)
+        one_member(j)
+        j.send(3, ApiKey.SyncGroup, 5, sync("c-1", 1), 10)
+        assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+        j.send(4, ApiKey.LeaveGroup, 5, m.LeaveGroupRequest("g", (m.MemberIdentity("c-1"),)), 14)
+        assert j.receive(4, 15, m.LeaveGroupResponse(
+            Error.NONE, (m.MemberLeaveResult("c-1", None, Error.NONE),))) is None
+        j.send(5, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 60_000)
+        f = j.receive(5, 60_001, m.HeartbeatResponse(Error.COORDINATOR_NOT_AVAILABLE))
+        if f is not None or second_at is None:
+            return f
+        j.send(6, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), second_at)
+        return j.receive(6, second_at + 1, m.HeartbeatResponse(Error.COORDINATOR_NOT_AVAILABLE))
+    cleanup = Tolerance(allowances=frozenset({GROUP_CLEANUP}))
+    assert dead_beats(cleanup, None) is None
+    assert dead_beats(cleanup, 60_050) is None  # still within the moment
+    f = dead_beats(cleanup, 65_000)  # control: Dead 5 s later is no moment
+    assert f is not None and f.api == "Heartbeat"
+    f = dead_beats(Tolerance(), None)  # control: a strict target never cleans up
+    assert f is not None and f.api == "Heartbeat" and "COORDINATOR_NOT_AVAILABLE" in str(f.actual)
