@@ -147,15 +147,21 @@ def test_an_answer_much_later_than_its_neighbours_is_a_finding() -> None:
     assert late_heartbeat(800, 2500) is None
 
 
+def empty_after_leave(tol: Tolerance) -> GroupJudge:
+    """A judge whose group is Empty without offsets at 15 ms: one member joined, synced and left."""
+    j = GroupJudge("g", CFG, tol)
+    one_member(j)
+    j.send(3, ApiKey.SyncGroup, 5, sync("c-1", 1), 10)
+    assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
+    j.send(4, ApiKey.LeaveGroup, 5, m.LeaveGroupRequest("g", (m.MemberIdentity("c-1"),)), 14)
+    assert j.receive(4, 15, m.LeaveGroupResponse(
+        Error.NONE, (m.MemberLeaveResult("c-1", None, Error.NONE),))) is None
+    return j
+
+
 def test_an_empty_group_vanishes_only_under_the_cleanup_allowance() -> None:
     def dead_after_leave(tol: Tolerance) -> Optional[Finding]:
-        j = GroupJudge("g", CFG, tol)
-        one_member(j)
-        j.send(3, ApiKey.SyncGroup, 5, sync("c-1", 1), 10)
-        assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
-        j.send(4, ApiKey.LeaveGroup, 5, m.LeaveGroupRequest("g", (m.MemberIdentity("c-1"),)), 14)
-        assert j.receive(4, 15, m.LeaveGroupResponse(
-            Error.NONE, (m.MemberLeaveResult("c-1", None, Error.NONE),))) is None
+        j = empty_after_leave(tol)
         j.send(5, ApiKey.DescribeGroups, 5, m.DescribeGroupsRequest(("g",)), 20)
         return j.receive(5, 21, m.DescribeGroupsResponse((m.DescribedGroup(Error.NONE, "g", "Dead", "", ""),)))
     assert dead_after_leave(Tolerance(allowances=frozenset({GROUP_CLEANUP}))) is None
@@ -169,13 +175,7 @@ def test_the_cleanup_may_be_caught_in_its_dead_moment_only_briefly() -> None:
     (seen on Kafka 3.9.2 at the 10-minute cleanup). Allowed under `group-cleanup` once; a finding on
     a strict target, and a finding when the group stays Dead long after (the controls)."""
     def dead_beats(tol: Tolerance, second_at: Optional[int]) -> Optional[Finding]:
-        j = GroupJudge("g", CFG, tol)
-        one_member(j)
-        j.send(3, ApiKey.SyncGroup, 5, sync("c-1", 1), 10)
-        assert j.receive(3, 11, m.SyncGroupResponse(Error.NONE, "consumer", "range", b"\x07")) is None
-        j.send(4, ApiKey.LeaveGroup, 5, m.LeaveGroupRequest("g", (m.MemberIdentity("c-1"),)), 14)
-        assert j.receive(4, 15, m.LeaveGroupResponse(
-            Error.NONE, (m.MemberLeaveResult("c-1", None, Error.NONE),))) is None
+        j = empty_after_leave(tol)
         j.send(5, ApiKey.Heartbeat, 4, m.HeartbeatRequest("g", "c-1", 1), 60_000)
         f = j.receive(5, 60_001, m.HeartbeatResponse(Error.COORDINATOR_NOT_AVAILABLE))
         if f is not None or second_at is None:
