@@ -84,13 +84,16 @@ def write_report_html(report_dir: str, site_root: Optional[str] = None,
             _write_finding_itf(report_dir, str(c["scenario"]), traces[-1])
         else:
             undrawn.append(str(c.get("class")))
-    intro = [f"Target {target}, seed {doc.get('seed')}, {doc.get('seconds')} s, {doc.get('requests')} "
-             f"requests, {doc.get('sequences')} sequences; {doc.get('findings')} finding(s) in "
+    # (a fuzz report has them all; observe's has no seed nor sequences: only what a report holds is said)
+    facts = [f"{label} {doc[key]}" if label.startswith("seed") else f"{doc[key]} {label}"
+             for key, label in (("seed", "seed"), ("seconds", "s"), ("requests", "requests"), ("sequences", "sequences"))
+             if doc.get(key) is not None]
+    intro = [f"Target {target}, {', '.join(facts)}; {doc.get('findings')} finding(s) in "
              f"{len(classes)} class(es)" + (" (interrupted: incomplete)" if doc.get("interrupted") else "") + "."]
     if undrawn:
         intro.append(f"{len(undrawn)} class(es) have no scenario file and are not drawn: {'; '.join(undrawn)}.")
     out = os.path.join(report_dir, "report.html")
-    write_page(traces, out, site_root, title=f"groupspec fuzz report: {target}", row_link=row_link,
+    write_page(traces, out, site_root, title=f"{doc.get('tool', 'groupspec fuzz')} report: {target}", row_link=row_link,
                intro=intro, empty="No finding: the target answered as the model allows.")
     return out
 
