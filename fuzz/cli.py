@@ -65,6 +65,7 @@ class FuzzOptions:
     target: str  # tansu, serve, kafka://HOST:PORT or kafka-3.9
     minutes: float = 1.0
     max_requests: int = 1_000_000
+    stop_after_classes: Optional[int] = None  # stop once this many finding classes are known
     seed: int = 0
     parallel: int = 64  # groups fuzzed at once
     report: Optional[str] = None  # directory: report.json, report.md, scenarios/
@@ -144,6 +145,7 @@ class Fuzzer:
         self.tol = Tolerance(late_ms=options.late_ms, response_bound_ms=options.response_bound_ms,
                              allowances=allowances_in_force(options.target, options.allow))
         self.target_error = ""  # the target failed mid-run (the run is then incomplete)
+        self.stopped_early = ""  # why the run ended before its time (--stop-after-classes), or ""
         self.found: Optional[TargetSettings] = None  # the target's settings, read or probed
         self.timing = Timing.for_config(
             config, base_ms=options.session_ms, settle_ms=self.tol.late_ms + self.tol.process_ms + self.tol.response_bound_ms + 500)
@@ -187,7 +189,7 @@ class Fuzzer:
         index = 0
         hazards, hazards_upto = self.hazards, 0
         try:
-            while time.monotonic() < deadline and self.settings.budget.left > 0:
+            while time.monotonic() < deadline and self.settings.budget.left > 0 and not self._enough():
                 # Sequence i (of window w = i // q, q = p/4) is drawn from the coverage of every
                 # sequence before window w - LAG: a pure function of the seed and those sequences,
                 # so a seeded run generates the same requests however the target's timing
@@ -196,12 +198,12 @@ class Fuzzer:
                 q = max(1, p // 4)
                 done_before = max(0, (index // q - COVERAGE_LAG) * q)
                 while (len(running) >= p or any(i < done_before for i in running)) and \
-                        time.monotonic() < deadline:
+                        time.monotonic() < deadline and not self._enough():
                     await asyncio.wait(list(running.values()), timeout=max(0.01, deadline - time.monotonic()),
                                        return_when=asyncio.FIRST_COMPLETED)
                     for i in [i for i, t in running.items() if t.done()]:
                         running.pop(i).result()
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or self._enough():
                     break
                 covered: set[str] = set()
                 for i in range(done_before):
@@ -216,7 +218,18 @@ class Fuzzer:
                 self.stats.running = len(running)
                 if self.stats.sequences >= 8 and self.stats.errors == self.stats.sequences:
                     break
-            if running:
+            if running and self._enough():
+                # the sequences still running are abandoned unjudged: the report says the run stopped
+                for t in running.values():
+                    t.cancel()
+                await asyncio.wait(list(running.values()))
+                self.stopped_early = (f"stopped after {len(self.classes)} finding classes "
+                                      f"(--stop-after-classes {self.options.stop_after_classes}); "
+                                      f"{len(running)} sequences still running were abandoned unjudged")
+            elif self._enough():
+                self.stopped_early = (f"stopped after {len(self.classes)} finding classes "
+                                      f"(--stop-after-classes {self.options.stop_after_classes})")
+            if running and not self.stopped_early:
                 await asyncio.wait(list(running.values()))
                 for t in running.values():
                     t.result()
@@ -229,6 +242,10 @@ class Fuzzer:
             progress.cancel()
             lag.cancel()
             self.broker.close()
+
+    def _enough(self) -> bool:
+        n = self.options.stop_after_classes
+        return n is not None and len(self.classes) >= n
 
     async def _one(self, index: int, actions: Iterable[Action]) -> None:
         gid = f"{self.prefix}{index}"
@@ -388,7 +405,8 @@ class Fuzzer:
             "allowances": {a: ALLOWANCES[a] for a in sorted(self.tol.allowances)},
             "judged_requests": s.judged, "target_error": self.target_error,
             "target_settings": self.found.as_json() if self.found is not None else "not read (--no-probe)",
-            "interrupted": interrupted, "seconds": round(el, 1), "requests": s.requests,
+            "interrupted": interrupted, "stopped_early": self.stopped_early,
+            "seconds": round(el, 1), "requests": s.requests,
             "requests_per_s": round(s.requests / max(el, 1e-9), 1), "sequences": s.sequences,
             "sequences_per_s": round(s.sequences / max(el, 1e-9), 2), "parallel": self.options.parallel,
             "rows_covered": sorted(s.rows), "rows_total": len(self.table.rows),
@@ -446,6 +464,8 @@ def markdown(doc: dict[str, Any]) -> str:
     lines = [f"# groupspec fuzz report: {doc['target']}", ""]
     if doc["interrupted"]:
         lines += ["**Interrupted**: this report is incomplete.", ""]
+    if doc.get("stopped_early"):
+        lines += [f"**Stopped early**: {doc['stopped_early']}.", ""]
     lines += [f"- seed {doc['seed']}, {doc['seconds']} s, {doc['requests']} requests "
               f"({doc['requests_per_s']}/s), {doc['sequences']} sequences ({doc['sequences_per_s']}/s), "
               f"{doc['parallel']} groups in parallel",

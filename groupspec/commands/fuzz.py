@@ -30,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minutes", type=float, default=d.minutes, metavar="M", help=f"how long to fuzz (default {d.minutes:g})")
     p.add_argument("--max-requests", type=int, default=d.max_requests, metavar="N",
                    help=f"stop after this many requests (default {d.max_requests:,})")
+    p.add_argument("--stop-after-classes", type=int, default=None, metavar="N",
+                   help="stop as soon as N finding classes are known (the sequences still running are "
+                        "abandoned; the report says the run stopped early); default: run the whole time")
     p.add_argument("--seed", type=int, default=d.seed, metavar="S",
                    help=f"seed of the generated sequences (default {d.seed})")
     p.add_argument("--parallel", type=int, default=d.parallel, metavar="P",
@@ -111,12 +114,14 @@ def run(a: argparse.Namespace) -> int:
         from fuzz.cli import accept_from_report
         return accept_from_report(a.from_report, a.target, a.write_accept, a.accept_families)
     config = parse_config(a.config, FUZZ_CONFIG)
-    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1 or a.session_ms < 1:
-        raise BadInput("--minutes, --parallel, --max-requests and --session-ms must be positive")
+    if a.minutes <= 0 or a.parallel < 1 or a.max_requests < 1 or a.session_ms < 1 or (
+            a.stop_after_classes is not None and a.stop_after_classes < 1):
+        raise BadInput("--minutes, --parallel, --max-requests, --session-ms and --stop-after-classes must be positive")
     output_dir(a.report, "--report", "report.json", create=True)
     allowances_in_force(a.target, a.allow)  # an unknown --allow name: BadInput before anything starts
     table = (a.table, *load_table_or_profile(a.table, "--table")) if a.table else None
     options = FuzzOptions(target=a.target, minutes=a.minutes, max_requests=a.max_requests, seed=a.seed,
+                          stop_after_classes=a.stop_after_classes,
                           parallel=a.parallel, report=a.report, bugs=tuple(a.bug), allow_remote=a.allow_remote,
                           shrink=not a.no_shrink, shrink_seconds=a.shrink_seconds, commits=not a.no_commits,
                           late_ms=a.late_ms, response_bound_ms=a.response_bound_ms, quiet=a.quiet,

@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from model.coordinator_api import CoordinatorConfig
 
 from conformance.cli import run_files
@@ -36,13 +38,15 @@ def test_correct_reference_has_no_findings(tmp_path: str) -> None:
         assert line.startswith("groupspec serve: listening on 127.0.0.1:"), line
         address = "kafka://" + line.rsplit(" ", 1)[1].strip()
         rc = main(["fuzz", "--target", address, "--minutes", "0.2", "--parallel", "24", "--seed", "7",
-                        "--report", out, "--quiet"])
+                        "--report", out, "--quiet", "--stop-after-classes", "1"])
     finally:
         proc.terminate()
         proc.wait(10)
     doc = json.load(open(os.path.join(out, "report.json")))
     assert rc == 0, doc["classes"]
     assert doc["findings"] == 0 and doc["sequences"] >= 24 and doc["requests"] > 100
+    # --stop-after-classes stops only on findings: without any, the run takes its whole time
+    assert doc["stopped_early"] == "" and doc["seconds"] >= 11.5, (doc["stopped_early"], doc["seconds"])
     assert len(doc["rows_covered"]) > 40
     assert 0 < doc["read_barriers"]["held"] <= doc["read_barriers"]["tried"]
     assert os.path.exists(os.path.join(out, "report.md"))
@@ -67,11 +71,13 @@ def test_seeded_bug_is_found_shrunk_and_replayable(tmp_path: str) -> None:
     # every minimal scenario fails on the buggy target ...
     with start_in_thread(CFG, "heartbeat-empty-accepted") as buggy:
         assert run_files(heartbeat, f"kafka://127.0.0.1:{buggy.port}") == 1
-    # ... and at least one passes on the correct one, one by one
+    # ... and at least one passes on the correct one, one by one (the first that passes ends it)
     passed = 0
     for f in heartbeat:
         with start_in_thread(CFG) as good:
             passed += run_files([f], f"kafka://127.0.0.1:{good.port}") == 0
+        if passed:
+            break
     assert passed >= 1
 
 
@@ -122,3 +128,9 @@ def test_max_requests_bounds_the_run(tmp_path: str) -> None:
                       "--report", out, "--quiet"]) == 0
     doc = json.load(open(os.path.join(out, "report.json")))
     assert doc["requests"] <= 150 and doc["sequences"] >= 1
+
+
+def test_stop_after_classes_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fuzz", "--target", "serve", "--stop-after-classes", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--stop-after-classes" in err and "Traceback" not in err

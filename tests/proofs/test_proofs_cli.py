@@ -30,7 +30,7 @@ def test_proved_invariant_exits_0_and_writes_json(tmp_path: Path) -> None:
 
 def test_mutant_exits_1() -> None:
     assert main(["prove", "--table", "check.mutants:SECOND_DELAYED_JOIN", "--invariant",
-                 "single-delayed-join", "--depth", "3"]) == 1
+                 "single-delayed-join", "--depth", "3", "--timeout-ms", "8000"]) == 1
 
 
 def test_one_response_per_request_is_proved_and_its_mutant_is_not() -> None:
