@@ -531,13 +531,16 @@ class GroupJudge:
                 out.append(x)
             if not x.pending:
                 continue
-            first = x.pending[0].at_ms
             window = self.overtake_window()
+            first = x.pending[0].ready()  # the earliest moment a request before `p` was readable
             for i, p in enumerate(x.pending):
-                if i > 0 and p.at_ms - first >= window and not p.probe:
-                    continue
+                if i > 0:
+                    if p.at_ms - first >= window and not p.probe:
+                        first = min(first, p.ready())
+                        continue
+                    first = min(first, p.ready())
                 rest = x.pending[:i] + x.pending[i + 1:]
-                if not p.probe and any(required(q) and q.at_ms <= p.at_ms - window for q in rest):
+                if not p.probe and any(required(q) and q.ready() <= p.at_ms - window for q in rest):
                     continue
                 states = self.states_before.setdefault(p.number, ())
                 until = min(at_ms, p.ready() + self.tol.process_ms)  # p was processed by then
