@@ -194,7 +194,10 @@ class Hyp:
                    self.removing)
 
     def key(self) -> tuple[object, ...]:
-        return (self.group, frozenset(self.to_model.items()),
+        group = self.group
+        if len(group.pending) > 1:  # (Kafka's pendingMembers is a set: their order tells nothing)
+            group = dataclasses.replace(group, pending=tuple(sorted(group.pending, key=lambda p: p.member_id)))
+        return (group, frozenset(self.to_model.items()),
                 frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
                 tuple(p.number for p in self.pending), frozenset(self.uncertain.items()), self.removing)
 
@@ -524,9 +527,15 @@ class GroupJudge:
 
         out: list[Hyp] = []
         stack = [h]
+        # orders of requests that lead to the same state, at the same moment, are one: explored once
+        seen: set[tuple[object, ...]] = set()
         while stack:
             self._check_budget()
             x = stack.pop()
+            k = (*x.key(), x.now)
+            if k in seen:
+                continue
+            seen.add(k)
             if not any(required(p) for p in x.pending):
                 out.append(x)
             if not x.pending:
