@@ -53,6 +53,8 @@ class Outcome:
                 "profile": r.get("profile"), "requests": traffic.get("requests"),
                 "group_requests": r.get("group_requests"), "judged_requests": r.get("judged_requests"),
                 "inconclusive_groups": r.get("inconclusive_groups"),
+                "closed_unanswered": r.get("closed_unanswered"),
+                "judged_to_the_end": all(g.get("judging") == "to the end" for g in r.get("groups", [])),
                 "unparsed": (unparsed.get("requests", 0) or 0) + (unparsed.get("answers", 0) or 0) if unparsed else None,
                 "target_error": r.get("target_error"), "stderr_tail": self.stderr_tail[-10:]}
 

@@ -64,6 +64,7 @@ class GroupRecord:
     events: list[Event] = field(default_factory=list)
     open: dict[int, int] = field(default_factory=dict)  # request number -> connection
     requests: int = 0
+    closed: int = 0  # requests whose connection closed before their answer (never answered)
     ended: str = ""  # why judging ended ("" while it goes on)
     finding: Optional[Finding] = None
     accepted_seen: int = 0
@@ -157,6 +158,7 @@ class Judging:
                 continue
             if why == "closed":
                 rec.judge.closed(frozenset({n}))
+                rec.closed += 1
             else:
                 self._end(rec, why)
 
