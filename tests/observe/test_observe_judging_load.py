@@ -7,12 +7,13 @@ connection is dated from its write and need not be processed before its connecti
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey, Error
 
-from fuzz.judge import GroupJudge, Inconclusive, Tolerance
+from fuzz.judge import Finding, GroupJudge, Inconclusive, Tolerance
 
 PROTOCOLS = (m.ProtocolMetadata("range", b"\x00"),)
 
@@ -73,7 +74,7 @@ def test_the_budget_is_cpu_time_not_the_wall_clock() -> None:
 DESCRIBE = m.DescribeGroupsRequest(("g",))
 
 
-def _describe_after_queued_join(ready_ms: int) -> object:
+def _describe_after_queued_join(ready_ms: int) -> Optional[Finding]:
     """A static member's JoinGroup written at 0 but queued on its connection behind an unanswered
     request until `ready_ms`; at 2,500 ms another connection's DescribeGroups sees no group."""
     judge = GroupJudge("g", CoordinatorConfig())
