@@ -102,3 +102,28 @@ def test_a_queued_request_arms_its_timers_from_its_write() -> None:
                                      members=(m.JoinGroupMember("s1-1", "s1", PROTOCOLS[0].metadata),))
         finding = judge.receive(1, 3010, answer)
         assert (finding is None) == ok, finding
+
+
+def _first_join_phase(delay_ms: int, answered_ms: int) -> Optional[Finding]:
+    """The exchange of the old serve x librdkafka false finding (docs/clients, before the fix): a
+    static member joins at 0, two dynamic ones (MEMBER_ID_REQUIRED, rejoin) at 30-158 ms; serve
+    (initial delay 3,000 ms, extended once) answers the join phase at `answered_ms`."""
+    j = GroupJudge("g", CoordinatorConfig(group_initial_rebalance_delay_ms=delay_ms), Tolerance(min_overtake_ms=2))
+    j.send(1, ApiKey.JoinGroup, 5, join("s1-1", instance="s1"), 0)
+    j.send(2, ApiKey.JoinGroup, 5, join("m2-1"), 30)
+    assert j.receive(2, 95, m.JoinGroupResponse(Error.MEMBER_ID_REQUIRED, member_id="M2")) is None
+    j.send(3, ApiKey.JoinGroup, 5, join("m2-1", "M2"), 105)
+    j.send(4, ApiKey.JoinGroup, 5, join("m3-1"), 157)
+    assert j.receive(4, 158, m.JoinGroupResponse(Error.MEMBER_ID_REQUIRED, member_id="M3")) is None
+    j.send(5, ApiKey.JoinGroup, 5, join("m3-1", "M3"), 158)
+    return j.receive(3, answered_ms, m.JoinGroupResponse(Error.NONE, 1, "consumer", "range", leader="S1",
+                                                         member_id="M2"))
+
+
+def test_judged_with_the_settings_serve_runs_the_first_join_phase_is_no_finding() -> None:
+    # observe was given serve's settings by `groupspec clients` (3,000 ms): no finding
+    assert _first_join_phase(3000, 6030) is None
+    # negative control, the old false finding's cause: the delay timed by observe's probe on a
+    # loaded machine (3,050 ms) makes the model end the phase at 6,100 ms, after serve did
+    f = _first_join_phase(3050, 6030)
+    assert f is not None and f.class_key().endswith("pending-member-joins|expected parked (no answer yet) actual NONE")
