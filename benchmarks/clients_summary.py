@@ -25,9 +25,12 @@ def row(doc: dict[str, Any]) -> str:
     violations = sum(doc["violations_by_kind"].values())
     by_kind = ", ".join(f"{k} {n}" for k, n in doc["violations_by_kind"].items() if n)
     observe = doc.get("observe")
+    closed = observe.get("closed_unanswered") if observe else None
     judged = (f"{observe['findings']} findings; judged {observe.get('judged_requests')} of "
               f"{observe.get('group_requests')} group requests"
-              + (", then inconclusive" if observe.get("inconclusive_groups") else "") if observe else "not observed")
+              + (f" ({closed} never answered: connection closed)" if closed else "")
+              + (", then inconclusive" if observe.get("inconclusive_groups") else
+                 ", to the end" if observe.get("judged_to_the_end") else "") if observe else "not observed")
     return (f"| {doc['target']} | {doc['client']} | {churn} | {doc['produced']:,} | {doc['consumed']:,} | "
             f"{doc['duplicates']:,} | {len(doc['generations'])} | {doc['commits']:,} ({doc['commit_failures']}) | "
             f"{doc['client_errors']} / {doc.get('client_logs', 0)} | {len(doc.get('exits', []))} | "
@@ -44,7 +47,14 @@ def main(dirs: list[str]) -> int:
             print(f"| {d} | no report.json | | | | | | | | | | | |")
             continue
         with open(path, encoding="utf-8") as f:
-            print(row(json.load(f)))
+            doc = json.load(f)
+        observed = os.path.join(d, "observe", "report.json")
+        if doc.get("observe") and os.path.exists(observed):  # (observe's own report says more)
+            with open(observed, encoding="utf-8") as f:
+                obs = json.load(f)
+            doc["observe"].setdefault("closed_unanswered", obs.get("closed_unanswered"))
+            doc["observe"]["judged_to_the_end"] = all(g.get("judging") == "to the end" for g in obs.get("groups", []))
+        print(row(doc))
     return 0
 
 

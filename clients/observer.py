@@ -53,6 +53,8 @@ class Outcome:
                 "profile": r.get("profile"), "requests": traffic.get("requests"),
                 "group_requests": r.get("group_requests"), "judged_requests": r.get("judged_requests"),
                 "inconclusive_groups": r.get("inconclusive_groups"),
+                "closed_unanswered": r.get("closed_unanswered"),
+                "judged_to_the_end": all(g.get("judging") == "to the end" for g in r.get("groups", [])),
                 "unparsed": (unparsed.get("requests", 0) or 0) + (unparsed.get("answers", 0) or 0) if unparsed else None,
                 "target_error": r.get("target_error"), "stderr_tail": self.stderr_tail[-10:]}
 
@@ -64,9 +66,15 @@ class Proxy:
     outcome: Outcome = field(default_factory=Outcome)
 
 
-def command(upstream: str, report_dir: str, profile: Optional[str], accept: Optional[str]) -> list[str]:
+def command(upstream: str, report_dir: str, profile: Optional[str], accept: Optional[str],
+            config: Optional[dict[str, int]] = None) -> list[str]:
+    """observe's command line; `config`: the upstream's group settings where they are known (a
+    broker the run started), given as `--config` so that the judge does not hold the broker to a
+    timed probe's value (an initial rebalance delay timed on a loaded machine comes out late)."""
     cmd = [sys.executable, "-m", "groupspec.cli", "observe", "--listen", "127.0.0.1:0",
            "--upstream", f"kafka://{upstream}", "--report", report_dir]
+    for key, value in sorted((config or {}).items()):
+        cmd += ["--config", f"{key}={value}"]
     if profile:
         cmd += ["--profile", profile]
     if accept:
@@ -76,12 +84,12 @@ def command(upstream: str, report_dir: str, profile: Optional[str], accept: Opti
 
 @contextmanager
 def observing(upstream: str, report_dir: str, profile: Optional[str] = None,
-              accept: Optional[str] = None) -> Iterator[Proxy]:
+              accept: Optional[str] = None, config: Optional[dict[str, int]] = None) -> Iterator[Proxy]:
     """observe between the members and `upstream` (HOST:PORT) for the block; its report in `report_dir`."""
     os.makedirs(report_dir, exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.Popen(command(upstream, report_dir, profile, accept), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(command(upstream, report_dir, profile, accept, config), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None
     tail: list[str] = []

@@ -97,7 +97,8 @@ def _observed(observe: Optional[dict[str, Any]]) -> str:
     if not observe:
         return "judged by observe: no (the members talked to the target directly)"
     extra = ", ".join(f"{k.replace('_', ' ')} {observe[k]}" for k in
-                      ("requests", "group_requests", "judged_requests", "inconclusive_groups", "unparsed")
+                      ("requests", "group_requests", "judged_requests", "closed_unanswered", "inconclusive_groups",
+                       "unparsed")
                       if observe.get(k) is not None)
     return (f"judged by observe (profile {observe.get('profile')}; every request of the members went through it): "
             f"**{observe['findings']} findings** in {len(observe['classes'])} classes, exit {observe['exit_code']}"

@@ -110,16 +110,25 @@ class Inconclusive(Exception):
 
 
 class IdMode:
-    """Model member ids `base-UUID` from a counter: unique within a judge, never a target's."""
+    """Model member ids `base-UUID`, the UUID the smallest number no id in use in the hypothesis
+    (`in_use`) has: unique within the hypothesis, never a target's, and a function of the
+    hypothesis, so that two orders of requests that lead to the same state name its new members
+    alike and are one hypothesis (a counter shared by every branch gave each branch's new member
+    another name: hypotheses equal up to renaming that were never merged)."""
 
-    def __init__(self) -> None:
-        self._next = itertools.count(1)
+    def __init__(self, in_use: Callable[[], set[str]] = set) -> None:
+        self._in_use = in_use
 
     def deadline(self, now_ms: int, timeout_ms: int) -> int:
         return now_ms + timeout_ms
 
     def new_member_id(self, group: Group, base: str) -> str:
-        return f"{base}-{uuid.UUID(int=(0xF022 << 112) | next(self._next), version=4)}"
+        used = self._in_use() | {x.member_id for x in group.members} | {p.member_id for p in group.pending}
+        for k in itertools.count(1):
+            mid = f"{base}-{uuid.UUID(int=(0xF022 << 112) | k, version=4)}"
+            if mid not in used:
+                return mid
+        raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +147,10 @@ class Tolerance:
     neighbour_ms: int = 5000
     max_hypotheses: int = 400
     max_firings: int = 4000  # timer firings explored per observation
-    # CPU time one observation may take: the driver runs every group on one event loop, and a
-    # judge that computes for seconds delays reading every other group's answers
+    # CPU time (of the judging thread: time.thread_time, so that a loaded machine, which slows
+    # every thread alike, does not shorten it) one observation may take: the driver runs every
+    # group on one event loop, and a judge that computes for seconds delays reading every other
+    # group's answers
     max_observation_ms: int = 500
     overtake_ms: int = 1500  # a request may be processed after one sent up to this much later
     # ... and after one sent up to this much later whatever the target's latency (observe/: the
@@ -183,7 +194,10 @@ class Hyp:
                    self.removing)
 
     def key(self) -> tuple[object, ...]:
-        return (self.group, frozenset(self.to_model.items()),
+        group = self.group
+        if len(group.pending) > 1:  # (Kafka's pendingMembers is a set: their order tells nothing)
+            group = dataclasses.replace(group, pending=tuple(sorted(group.pending, key=lambda p: p.member_id)))
+        return (group, frozenset(self.to_model.items()),
                 frozenset((k, v[0]) for k, v in self.produced.items()), self.answered,
                 tuple(p.number for p in self.pending), frozenset(self.uncertain.items()), self.removing)
 
@@ -196,6 +210,12 @@ class Sent:
     request: m.Request  # as the target decodes it (target member ids)
     at_ms: int
     probe: bool = False  # a read barrier's DescribeGroups: read-only, may be read in any order
+    # from when the target surely could read it (`process_ms` counts from then): later than
+    # `at_ms` for a request queued behind an unanswered one of its connection (observe/)
+    ready_ms: int = -1
+
+    def ready(self) -> int:
+        return max(self.at_ms, self.ready_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,11 +283,15 @@ class GroupJudge:
     # ---------------------------------------------------------------- observations
 
     def send(self, number: int, api: ApiKey, version: int, request: m.Request, at_ms: int,
-             probe: bool = False) -> None:
+             probe: bool = False, ready_ms: int = -1) -> None:
         """Request `number` went out at `at_ms` (processed by the target at some later moment).
         A `probe` (a read barrier's DescribeGroups, which changes nothing) may be processed before
-        any request still pending, however long before it that one was sent."""
-        s = Sent(number, api, version, request, at_ms, probe)
+        any request still pending, however long before it that one was sent. `ready_ms`: the
+        target may not have been able to read it before then (queued on its connection behind an
+        unanswered request): it is processed within `process_ms` of that moment, not of `at_ms`
+        (which stays the earliest moment it may have been read: the timers it arms are dated from
+        there, their lateness covered by its latency)."""
+        s = Sent(number, api, version, request, at_ms, probe, ready_ms)
         self.sent[number] = s
         for h in self.hyps:
             h.pending = h.pending + (s,)
@@ -440,7 +464,7 @@ class GroupJudge:
         """Judging an observation at `at_ms` begins: its CPU budget, and its slack, measured on
         the answers of its neighbours (those within `neighbour_ms` before it) and on `own`, the
         latency of the answer being judged when it is one that comes at once."""
-        self._budget_end = time.monotonic() + self.tol.max_observation_ms / 1000.0
+        self._budget_end = time.thread_time() + self.tol.max_observation_ms / 1000.0
         self._obs_ms = at_ms
         since = at_ms - self.tol.neighbour_ms
         self._recent_ms = max((lat for t, lat in self.latencies if t >= since), default=0)
@@ -464,7 +488,7 @@ class GroupJudge:
         if sent is None:
             return 0
         until = self.processed_at.get(number, self.answered_at.get(number, self._obs_ms))
-        return max(0, min(self.tol.process_ms, until - sent.at_ms))
+        return max(0, min(sent.ready() - sent.at_ms + self.tol.process_ms, until - sent.at_ms))
 
     def _uncertainty(self, h: Hyp, key: TimerKey) -> int:
         """How much later than its model deadline timer `key` may be due on the target."""
@@ -490,8 +514,8 @@ class GroupJudge:
         after.uncertain = kept
 
     def _check_budget(self) -> None:
-        if time.monotonic() > self._budget_end:
-            raise Inconclusive(f"one observation took over {self.tol.max_observation_ms} ms to judge")
+        if time.thread_time() > self._budget_end:
+            raise Inconclusive(f"one observation took over {self.tol.max_observation_ms} ms of CPU to judge")
 
     def _settle(self, h: Hyp, at_ms: int, must: int = -1, everything: bool = False) -> list[Hyp]:
         """Every way the target may have processed the pending requests of `h` by `at_ms`: each
@@ -499,27 +523,36 @@ class GroupJudge:
         with `everything`) is applied; the others may be; a request may be processed before an
         earlier one sent at most `overtake_ms` before it; timers fire in between."""
         def required(x: Sent) -> bool:
-            return everything or x.number == must or x.at_ms < at_ms - self.tol.process_ms
+            return everything or x.number == must or x.ready() < at_ms - self.tol.process_ms
 
         out: list[Hyp] = []
         stack = [h]
+        # orders of requests that lead to the same state, at the same moment, are one: explored once
+        seen: set[tuple[object, ...]] = set()
         while stack:
             self._check_budget()
             x = stack.pop()
+            k = (*x.key(), x.now)
+            if k in seen:
+                continue
+            seen.add(k)
             if not any(required(p) for p in x.pending):
                 out.append(x)
             if not x.pending:
                 continue
-            first = x.pending[0].at_ms
             window = self.overtake_window()
+            first = x.pending[0].ready()  # the earliest moment a request before `p` was readable
             for i, p in enumerate(x.pending):
-                if i > 0 and p.at_ms - first >= window and not p.probe:
-                    continue
+                if i > 0:
+                    if p.at_ms - first >= window and not p.probe:
+                        first = min(first, p.ready())
+                        continue
+                    first = min(first, p.ready())
                 rest = x.pending[:i] + x.pending[i + 1:]
-                if not p.probe and any(required(q) and q.at_ms <= p.at_ms - window for q in rest):
+                if not p.probe and any(required(q) and q.ready() <= p.at_ms - window for q in rest):
                     continue
                 states = self.states_before.setdefault(p.number, ())
-                until = min(at_ms, p.at_ms + self.tol.process_ms)  # p was processed by then
+                until = min(at_ms, p.ready() + self.tol.process_ms)  # p was processed by then
                 for b in self._expand(x, until, must_before=p.at_ms):
                     if b.group.state.name not in states:
                         states = self.states_before[p.number] = tuple(sorted({*states, b.group.state.name}))
@@ -625,8 +658,9 @@ class GroupJudge:
                ] if LATE_SESSION_EXPIRY in self.tol.allowances else []
         due_pending = [p.member_id for p in h.group.pending if near(p.deadline)
                        ] if LATE_PENDING_EXPIRY in self.tol.allowances else []
+        ids = IdMode(lambda: ids_in_use(h))
         for tr in step_all(self.table, self.urgent, h.group, Input(s.api.name, request, request_id=s.number),
-                           self.settings, at, self.mode):
+                           self.settings, at, ids):
             latest = at
             y = self._record(h, tr, at, latest)
             self._arm(h, y, (s.number, 0))
@@ -786,6 +820,20 @@ class GroupJudge:
             # rejection that changed nothing and the model's own error answer are one state)
             y.produced.pop(number, None)
         return out
+
+
+def ids_in_use(h: Hyp) -> set[str]:
+    """The model member ids hypothesis `h` refers to beyond its group: those paired with a
+    target's id, and those in answers it made (a new id may reuse none of them)."""
+    used = set(h.to_target)
+    for resp, _, _ in h.produced.values():
+        if isinstance(resp, m.JoinGroupResponse):
+            used.update((resp.member_id, resp.leader), (x.member_id for x in resp.members))
+        elif isinstance(resp, m.LeaveGroupResponse):
+            used.update(x.member_id for x in resp.members)
+        elif isinstance(resp, m.DescribeGroupsResponse):
+            used.update(x.member_id for g in resp.groups for x in g.members)
+    return used
 
 
 # -------------------------------------------------------------------- coverage

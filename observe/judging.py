@@ -42,8 +42,9 @@ TICK_S: Final = 0.5  # how often missing answers are judged
 # requests of different connections the proxy read this close together may reach the broker in
 # either order (its clock is not the broker's): the judge's overtaking window never goes below it
 PROXY_OVERTAKE_MS: Final = 2
-# the wall time one observation may take to judge (fuzz: 500 ms, as its judge shares the event loop
-# that reads answers): observe judges on its own thread, so a loaded machine is given longer
+# the CPU time (the judge's thread, not the wall clock: a loaded machine does not shorten it) one
+# observation may take to judge (fuzz: 500 ms, as its judge shares the event loop that reads
+# answers): observe judges in a process of its own, and a group's judge may take longer
 OBSERVATION_MS: Final = 3000
 # hypotheses a group may hold (fuzz: 400): a real group lives long, its members act at once, and a
 # loaded broker's latency widens the window in which their requests may be read in either order
@@ -63,6 +64,7 @@ class GroupRecord:
     events: list[Event] = field(default_factory=list)
     open: dict[int, int] = field(default_factory=dict)  # request number -> connection
     requests: int = 0
+    closed: int = 0  # requests whose connection closed before their answer (never answered)
     ended: str = ""  # why judging ended ("" while it goes on)
     finding: Optional[Finding] = None
     accepted_seen: int = 0
@@ -108,33 +110,36 @@ class Judging:
         self.findings = 0
         self.requests = 0  # group API requests judged (one per group a request names)
         self.rows: set[str] = set()
-        self.judge_seconds = 0.0  # CPU spent judging (wall time inside the judge)
+        self.judge_seconds = 0.0  # CPU spent judging (the judging thread's time)
 
     # ------------------------------------------------------------------ observations
 
-    def request(self, conn: int, api: ApiKey, version: int, request: m.Request, at: float) -> list[Token]:
+    def request(self, conn: int, api: ApiKey, version: int, request: m.Request, at: float,
+                ready: Optional[float] = None) -> list[Token]:
         """Request `request` passed towards the upstream at `at` on connection `conn`: one judged
-        request per group it names (a ListGroups: per group being judged)."""
-        t = time.monotonic()
+        request per group it names (a ListGroups: per group being judged). `ready`: it was queued
+        behind an unanswered request of its connection, whose answer came then (the broker read
+        it between `at` and some moment after `ready`)."""
+        t = time.thread_time()
         tokens: list[Token] = []
         for gid, part in self._split(request):
             rec = self._group(gid, at)
             if rec.ended:
                 continue
             n = next(self.numbers)
-            rec.judge.send(n, api, version, part, rec.ms(at))
+            rec.judge.send(n, api, version, part, rec.ms(at), ready_ms=-1 if ready is None else rec.ms(ready))
             rec.events.append(Event("send", n, rec.ms(at), part, version))
             rec.open[n] = conn
             rec.requests += 1
             self.requests += 1
             tokens.append((gid, n))
-        self.judge_seconds += time.monotonic() - t
+        self.judge_seconds += time.thread_time() - t
         return tokens
 
     def answer(self, tokens: list[Token], response: Union[m.Response, str], at: float) -> None:
         """The upstream answered the request behind `tokens` at `at` (a string: the connection
         failed before an answer)."""
-        t = time.monotonic()
+        t = time.thread_time()
         for gid, n in tokens:
             rec = self.groups[gid]
             if rec.open.pop(n, None) is None or rec.ended:
@@ -142,7 +147,7 @@ class Judging:
             part = response if isinstance(response, str) else _part(response, gid)
             rec.events.append(Event("recv", n, rec.ms(at), response=part))
             self._judge(rec, lambda: rec.judge.receive(n, rec.ms(at), part))
-        self.judge_seconds += time.monotonic() - t
+        self.judge_seconds += time.thread_time() - t
 
     def unobservable(self, tokens: list[Token], at: float, why: str) -> None:
         """The answers behind `tokens` will never be judged: their connection closed before they
@@ -153,6 +158,7 @@ class Judging:
                 continue
             if why == "closed":
                 rec.judge.closed(frozenset({n}))
+                rec.closed += 1
             else:
                 self._end(rec, why)
 
@@ -177,7 +183,7 @@ class Judging:
 
     def tick(self, at: float) -> None:
         """Judge the answers still missing at `at`; let judges of long-lived groups forget."""
-        t = time.monotonic()
+        t = time.thread_time()
         for rec in list(self.groups.values()):
             if rec.ended:
                 continue
@@ -186,7 +192,7 @@ class Judging:
             if not rec.ended and rec.requests - rec.forgot_at >= FORGET_EVERY:
                 rec.forgot_at = rec.requests
                 rec.judge.forget()
-        self.judge_seconds += time.monotonic() - t
+        self.judge_seconds += time.thread_time() - t
 
     # ------------------------------------------------------------------ internals
 

@@ -42,10 +42,15 @@ class _Pending:
     """A request forwarded and not answered yet (every request but Produce, which acks=0 leaves
     unanswered). A group API request sent while an earlier request of its connection is
     unanswered is `held`: Kafka reads a connection's next request only once it has answered the
-    one before (the channel is muted meanwhile), so the judge is told of it only then."""
+    one before (the channel is muted meanwhile), so the judge is told of it only when the proxy
+    reads that answer (the order in which the broker may have read it), dated from when it was
+    `written` upstream (the broker answered the one before, and may have read it, before the
+    proxy read that answer: the earliest moment it may have been read is the write) and `ready`
+    from that answer on (processed within the judge's `process_ms` of it)."""
 
     api_key: int
     version: int
+    written: float = 0.0  # monotonic time the proxy wrote it upstream
     rid: Optional[int] = None  # the judged request's id (JudgingThread.request)
     rewrite: bool = False
     record: Optional[m.Request] = None
@@ -190,16 +195,18 @@ class Proxy:
         if isinstance(record, m.JoinGroupRequest):
             # DescribeGroups answers each member's client id: the one its JoinGroup came with
             record = replace(record, client_id=header.client_id or "")
-        p = pending[cid] = _Pending(key, version, record=record, held=len(pending) > 0)
+        p = pending[cid] = _Pending(key, version, written=at, record=record, held=len(pending) > 0)
         if not p.held:
             self._release(conn, p, at)
 
     def _release(self, conn: int, p: _Pending, at: float) -> None:
-        """The broker may read request `p` from `at` on: the judge is told it was sent then."""
+        """The broker surely may read request `p` from `at` on (and may have from its write on):
+        the judge is told of it now, sent when written, ready at `at`."""
         api = codec.api_key_of(p.api_key)
         assert api is not None and p.record is not None
+        ready = at if p.held else None
         p.held = False
-        p.rid = self.judging.request(conn, api, p.version, p.record, at)
+        p.rid = self.judging.request(conn, api, p.version, p.record, p.written, ready)
 
     async def _answers(self, conn: int, reader: asyncio.StreamReader, link: "_Link",
                        pending: dict[int, _Pending]) -> None:

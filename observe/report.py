@@ -64,7 +64,7 @@ def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float
             "steps": steps, "original_steps": len(steps), "shrink_runs": 0,
             "scenario_check": SCENARIO_CHECK, "replays_as_found": None})
     groups = [{"group": g.group_id, "requests": g.requests, "judged": g.judge.judged,
-               "judging": "ended: " + g.ended if g.ended else "to the end"}
+               "closed_unanswered": g.closed, "judging": "ended: " + g.ended if g.ended else "to the end"}
               for g in judging.groups.values()]
     rows = judging.covered_rows()
     return {
@@ -85,6 +85,8 @@ def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float
         "unparsed": {"requests": counts.unparsed_requests, "answers": counts.unparsed_answers,
                      "unframed_streams": counts.unframed_streams, "examples": list(counts.unparsed_examples)},
         "group_requests": judging.requests, "judged_requests": judging.judged(),
+        # requests whose connection closed before an answer (a member killed or gone): none to judge
+        "closed_unanswered": sum(g.closed for g in judging.groups.values()),
         "judge_seconds": round(judging.judge_seconds, 3), "judge_cpu_s": round(judge_cpu_s, 3),
         "judge_backlog_max": backlog, "unjudged_at_stop": unjudged,
         "groups": groups, "inconclusive_groups": sum(1 for g in judging.groups.values()
@@ -114,16 +116,18 @@ def markdown(doc: dict[str, Any]) -> str:
              + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
              f"- judged with profile `{doc['profile']}`; allowances in force: "
              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
-             f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged) in "
+             f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged, "
+             f"{doc['closed_unanswered']} never answered: their connection closed first) in "
              f"{len(doc['groups'])} groups, {doc['inconclusive_groups']} inconclusive; rows covered "
              f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s ({doc['judge_cpu_s']} s "
              f"CPU in its own process; at most {doc['judge_backlog_max']} observations waited for it"
              + (f"; **{doc['unjudged_at_stop']} observations still queued a minute after the stop were left "
                 "unjudged**" if doc["unjudged_at_stop"] else "") + ")",
              f"- findings {doc['findings']} in {len(doc['classes'])} classes, {len(doc['families'])} families",
-             "", "## Groups", "", "| group | requests | answers judged | judging |", "|---|---|---|---|"]
-    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g['judging'].replace('|', chr(92) + '|')} |"
-              for g in doc["groups"]]
+             "", "## Groups", "", "| group | requests | answers judged | never answered (closed) | judging |",
+             "|---|---|---|---|---|"]
+    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g['closed_unanswered']} | "
+              f"{g['judging'].replace('|', chr(92) + '|')} |" for g in doc["groups"]]
     lines.append("")
     return "\n".join(lines + findings_markdown(doc)) + "\n"
 

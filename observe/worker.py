@@ -59,9 +59,10 @@ class JudgeProcess:
     def _put(self, *message: Any) -> None:
         self._queue.put(message)
 
-    def request(self, conn: int, api: ApiKey, version: int, request: m.Request, at: float) -> int:
+    def request(self, conn: int, api: ApiKey, version: int, request: m.Request, at: float,
+                ready: Optional[float] = None) -> int:
         self._rid += 1
-        self._put("request", self._rid, conn, api, version, request, at)
+        self._put("request", self._rid, conn, api, version, request, at, ready)
         return self._rid
 
     def answer(self, rid: int, response: Union[m.Response, str], at: float) -> None:
@@ -118,8 +119,8 @@ def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, 
             unjudged += 1
             continue
         if kind == "request":
-            rid, conn, api, version, request, at = args
-            tokens[rid] = judging.request(conn, api, version, request, at)
+            rid, conn, api, version, request, at, ready = args
+            tokens[rid] = judging.request(conn, api, version, request, at, ready)
         elif kind == "answer":
             rid, response, at = args
             judging.answer(tokens.pop(rid, []), response, at)

@@ -85,6 +85,7 @@ def run(a: argparse.Namespace) -> int:
     from clients.observer import ObserveFailed, observing
     from clients.report import write_report
     from fuzz.targets import start_target
+    from server.config import kafka_properties
 
     if (a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1
             or (a.drain_seconds is not None and a.drain_seconds <= 0)):
@@ -129,8 +130,11 @@ def run(a: argparse.Namespace) -> int:
         if a.observe:
             try:
                 profile = a.observe_profile or (a.target if a.target in ("kafka-3.9", "kafka-4") else None)
+                # a target started for the run has known settings: observe judges with them
+                started = a.target in ("serve", "reference") or a.target.startswith("kafka-")
+                known = kafka_properties(config) if started else None
                 proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, "observe"),
-                                                      profile, a.observe_accept))
+                                                      profile, a.observe_accept, known))
             except ObserveFailed as exc:
                 raise Incomplete(f"--observe: {exc}") from None
             bootstrap = proxy.bootstrap

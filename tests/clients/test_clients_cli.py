@@ -71,6 +71,10 @@ def test_a_short_churn_run_against_serve_keeps_the_promise(tmp_path: Path, clien
     # every request went through observe, which judged the group and found nothing
     assert doc["observe"]["exit_code"] == 0 and doc["observe"]["findings"] == 0, doc["observe"]
     assert doc["observe"]["judged_requests"] > 0 and doc["observe"]["unparsed"] == 0
+    # ... to the end: every group request's answer judged, but for those whose connection closed first
+    o = doc["observe"]
+    assert o["inconclusive_groups"] == 0 and o["judged_to_the_end"], o
+    assert o["judged_requests"] + o["closed_unanswered"] == o["group_requests"], o
     assert (tmp_path / "report.md").read_text().startswith(f"# groupspec clients: {client} against serve")
     assert len((tmp_path / "events.jsonl").read_text().splitlines()) > doc["produced"]
 
