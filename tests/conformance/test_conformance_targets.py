@@ -34,8 +34,6 @@ TARGETS = ("model", "reference")
 # xfail (it turns into a failure the day the target is fixed, so the entry must then go). The scenario's
 # notes give the evidence.
 KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("model", "testInvalidGroupId"):
-        "model bug: no INVALID_GROUP_ID row for an empty group id (GroupCoordinator.scala 3.9.0:1159-1176)",
     ("reference", "staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged"):
         "timing tie at 1052 ms: Kafka's MockTimer fires the DelayedJoin before the leader's session expiry",
 }
