@@ -133,6 +133,7 @@ fn canonical_keys_identify_renamed_worlds_only() {
         max_ids_per_client: 2,
         group_max_size: 1 << 30,
         metadata_changes: false,
+        group_id_empty: false,
     };
     let rns = renamers(&b, true);
     assert_eq!(rns.len(), 2);
@@ -238,6 +239,7 @@ fn names_through_python_are_called_back_in_the_order_given() {
         new_member_join_timeout_ms: 0,
         append_ok: true,
         append_error: E_NONE,
+        group_id_empty: false,
     };
     // atom 0 (user-b) holds, atom 1 (user-a) does not: the row matches and is fired by Python
     match step(&t, &Group::default(), &inp, &s, &mut Chooser::default()) {
@@ -274,6 +276,7 @@ mod lockstep {
             max_ids_per_client: 1,
             group_max_size: 1 << 30,
             metadata_changes: false,
+            group_id_empty: false,
         };
         Model::new(table, b)
     }
@@ -318,6 +321,7 @@ fn the_step_memo_answers_each_key_with_its_own_step() {
         new_member_join_timeout_ms: 0,
         append_ok: true,
         append_error: E_NONE,
+        group_id_empty: false,
     };
     let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
     let beat = Input { kind: Ev::Heartbeat, ..join.clone() };
