@@ -59,12 +59,16 @@ class Bounds:
     group_max_size: int = 1 << 30
     # Closed mode: a stable client may rejoin with changed metadata (a subscription change).
     metadata_changes: bool = False
+    # The group's id. "" is the empty id (GC:1159 isValidGroupId): JoinGroup, SyncGroup,
+    # Heartbeat and LeaveGroup are refused, only OffsetCommit creates the group.
+    group_id: str = "g"
 
     def describe(self) -> str:
         ids = f"{self.max_ids_per_client} member id{'s' if self.max_ids_per_client != 1 else ''}"
         return (f"{self.mode} mode, {self.dynamic} dynamic + {self.static} static members, "
                 f"generation <= {self.max_generation}, at most {ids} per client, "
-                f"faults {sorted(self.faults) or 'none'}")
+                f"faults {sorted(self.faults) or 'none'}"
+                + (f", group id {self.group_id!r}" if self.group_id != "g" else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,11 +170,12 @@ class AbstractModel:
         self.failing_settings = replace(self.settings, append_ok=False,
                                         append_error=Error.NOT_LEADER_OR_FOLLOWER)
         self.n = bounds.dynamic + bounds.static
+        self.gid = bounds.group_id
 
     # -- the initial world ----------------------------------------------------------------
 
     def initial(self) -> World:
-        return World(Group(group_id="g"), tuple(Client() for _ in range(self.n)))
+        return World(Group(group_id=self.bounds.group_id), tuple(Client() for _ in range(self.n)))
 
     def is_static(self, i: int) -> bool:
         return i >= self.bounds.dynamic
@@ -193,17 +198,17 @@ class AbstractModel:
 
     def _admin_actions(self, w: World) -> Iterator[Action]:
         """An administrator's read-only requests, and DeleteGroups (client index -1)."""
-        yield Action("admin", -1, DescribeGroupsRequest(("g",)))
+        yield Action("admin", -1, DescribeGroupsRequest((self.gid,)))
         yield Action("admin", -1, ListGroupsRequest())
         yield Action("admin", -1, ListGroupsRequest(("Empty",)))
         yield Action("admin", -1, ListGroupsRequest(("Stable",)))
-        yield Action("admin", -1, OffsetFetchRequest("g", (PARTITION,)))
-        yield Action("admin", -1, DeleteGroupsRequest(("g",)))
+        yield Action("admin", -1, OffsetFetchRequest(self.gid, (PARTITION,)))
+        yield Action("admin", -1, DeleteGroupsRequest((self.gid,)))
 
     def _join(self, i: int, member_id: str, variant: int = 0) -> JoinGroupRequest:
         static = self.is_static(i)
         return JoinGroupRequest(
-            group_id="g", member_id=member_id, protocol_type="consumer",
+            group_id=self.gid, member_id=member_id, protocol_type="consumer",
             protocols=PROTOCOLS[variant], session_timeout_ms=SESSION_MS,
             rebalance_timeout_ms=REBALANCE_MS,
             group_instance_id=self.base(i) if static else None,
@@ -219,24 +224,24 @@ class AbstractModel:
             yield Action("send", i, self._join(i, c.member_id))
             if c.member_id and not self.is_static(i):
                 # close() after MEMBER_ID_REQUIRED: the consumer leaves with the id it was given.
-                yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity(c.member_id),)))
+                yield Action("send", i, LeaveGroupRequest(self.gid, (MemberIdentity(c.member_id),)))
         elif c.phase == "to-sync":
             assigns = tuple((m, b"a") for m in c.roster) if c.leader else ()
-            yield Action("send", i, SyncGroupRequest("g", c.member_id, c.generation,
+            yield Action("send", i, SyncGroupRequest(self.gid, c.member_id, c.generation,
                                                       self._instance(i), "consumer", "range",
                                                       assigns))
         elif c.phase == "stalled":
-            yield Action("send", i, HeartbeatRequest("g", c.member_id, c.generation,
+            yield Action("send", i, HeartbeatRequest(self.gid, c.member_id, c.generation,
                                                       self._instance(i)))
         elif c.phase == "stable":
-            yield Action("send", i, HeartbeatRequest("g", c.member_id, c.generation,
+            yield Action("send", i, HeartbeatRequest(self.gid, c.member_id, c.generation,
                                                       self._instance(i)))
             if self.bounds.metadata_changes:
                 yield Action("send", i, self._join(i, c.member_id, 1))
-            yield Action("send", i, OffsetCommitRequest("g", c.member_id, c.generation,
+            yield Action("send", i, OffsetCommitRequest(self.gid, c.member_id, c.generation,
                                                          ((PARTITION, 1),), self._instance(i)))
             if not self.is_static(i):
-                yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity(c.member_id),)))
+                yield Action("send", i, LeaveGroupRequest(self.gid, (MemberIdentity(c.member_id),)))
         elif c.phase in ("joining", "syncing") and not self._parked(w, i):
             # The coordinator will never answer (dropped, superseded or lost): request timeout.
             yield Action("request-timeout", i)
@@ -271,18 +276,18 @@ class AbstractModel:
                 continue
             for gen in gens:
                 yield Action("send", i, SyncGroupRequest(
-                    "g", mid, gen, inst, "consumer", "range",
+                    self.gid, mid, gen, inst, "consumer", "range",
                     tuple((m.member_id, b"a") for m in g.members)))
-                yield Action("send", i, HeartbeatRequest("g", mid, gen, inst))
-                yield Action("send", i, OffsetCommitRequest("g", mid, gen, ((PARTITION, 1),), inst))
-            yield Action("send", i, SyncGroupRequest("g", mid, g.generation, inst, "consumer",
+                yield Action("send", i, HeartbeatRequest(self.gid, mid, gen, inst))
+                yield Action("send", i, OffsetCommitRequest(self.gid, mid, gen, ((PARTITION, 1),), inst))
+            yield Action("send", i, SyncGroupRequest(self.gid, mid, g.generation, inst, "consumer",
                                                       "roundrobin"))
-            yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity(mid, inst),)))
+            yield Action("send", i, LeaveGroupRequest(self.gid, (MemberIdentity(mid, inst),)))
         if inst is not None:
-            yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity("", inst),)))
+            yield Action("send", i, LeaveGroupRequest(self.gid, (MemberIdentity("", inst),)))
         elif i == 0:
-            yield Action("send", i, OffsetCommitRequest("g", "", -1, ((PARTITION, 1),)))
-            yield Action("send", i, LeaveGroupRequest("g", (MemberIdentity("", "unknown"),)))
+            yield Action("send", i, OffsetCommitRequest(self.gid, "", -1, ((PARTITION, 1),)))
+            yield Action("send", i, LeaveGroupRequest(self.gid, (MemberIdentity("", "unknown"),)))
 
     def _timer_actions(self, w: World) -> Iterator[Action]:
         g, faults = w.group, self.bounds.faults

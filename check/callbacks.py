@@ -114,6 +114,7 @@ class Codes:
     """Names of the abstract world as the engine's small codes (engine/src/model.rs)."""
 
     dynamic: int
+    group_id: str = "g"  # Bounds.group_id: the engine's reprs always say 'g'
 
     def client(self, base: str) -> int:
         kind, num = base[:1], base[1:]
@@ -179,8 +180,8 @@ def encode_member(c: Codes, m: state.Member) -> tuple[Any, ...]:
 
 
 def encode_group(c: Codes, g: state.Group) -> tuple[Any, ...]:
-    if g.group_id != "g":
-        raise CannotCallBack(f"group id {g.group_id!r} (the abstract model's group is 'g')")
+    if g.group_id != c.group_id:
+        raise CannotCallBack(f"group id {g.group_id!r} (the abstract model's group is {c.group_id!r})")
     offsets: Optional[int] = None
     if g.offsets:
         if len(g.offsets) != 1 or g.offsets[0][0] != PARTITION:
@@ -231,22 +232,22 @@ def encode_response(c: Codes, r: object) -> tuple[Any, ...]:
             raise CannotCallBack(f"{r!r} (the abstract model fetches t-0 only)")
         return ("fetch", r.error.value, r.partitions[0][1] if r.partitions else None)
     if isinstance(r, m.DescribeGroupsResponse):
-        if len(r.groups) != 1 or r.groups[0].group_id != "g":
-            raise CannotCallBack(f"{r!r} (the abstract model describes group 'g' only)")
+        if len(r.groups) != 1 or r.groups[0].group_id != c.group_id:
+            raise CannotCallBack(f"{r!r} (the abstract model describes group {c.group_id!r} only)")
         d = r.groups[0]
         return ("describe", d.error.value, d.state, _code(PTYPES, d.protocol_type, "protocol type"),
                 _code(PNAMES, d.protocol or None, "protocol"),
                 [(c.mid(x.member_id), c.inst(x.group_instance_id), c.client(x.client_id),
                   _meta(x.metadata), _assigned(x.assignment)) for x in d.members])
     if isinstance(r, m.ListGroupsResponse):
-        if len(r.groups) > 1 or any(x.group_id != "g" or x.state not in STATES for x in r.groups):
-            raise CannotCallBack(f"{r!r} (the abstract model lists group 'g' only)")
+        if len(r.groups) > 1 or any(x.group_id != c.group_id or x.state not in STATES for x in r.groups):
+            raise CannotCallBack(f"{r!r} (the abstract model lists group {c.group_id!r} only)")
         listed = None if not r.groups else (_code(PTYPES, r.groups[0].protocol_type, "protocol type"),
                                             STATES.index(r.groups[0].state))
         return ("list", r.error.value, listed)
     if isinstance(r, m.DeleteGroupsResponse):
-        if len(r.results) != 1 or r.results[0][0] != "g":
-            raise CannotCallBack(f"{r!r} (the abstract model deletes group 'g' only)")
+        if len(r.results) != 1 or r.results[0][0] != c.group_id:
+            raise CannotCallBack(f"{r!r} (the abstract model deletes group {c.group_id!r} only)")
         return ("delete", r.results[0][1].value)
     raise CannotCallBack(f"a response the abstract model has no shape for: {r!r}")
 
@@ -277,9 +278,14 @@ class Callbacks:
     def __post_init__(self) -> None:
         model = AbstractModel(self.table, (), self.bounds)
         self.settings = (model.failing_settings, model.settings)
-        self.codes = Codes(self.bounds.dynamic)
+        self.codes = Codes(self.bounds.dynamic, self.bounds.group_id)
         self.mode = AbstractMode()
         self.single: dict[str, Table] = {}
+
+    def _group(self, text: str) -> state.Group:
+        """A group the engine sent (its repr names group 'g') under the world's group id."""
+        g: state.Group = parse(text)
+        return replace(g, group_id=self.codes.group_id)
 
     def _guarded(self, fn: Any, *args: Any) -> Any:
         try:
@@ -297,7 +303,7 @@ class Callbacks:
     def _atom(self, i: int, group: str, inp: str, append_ok: bool) -> bool:
         name = self.atoms[i]
         self.calls[f"atom {name}"] += 1
-        return bool(ATOMS[name].fn(parse(group), parse(inp), self.settings[append_ok]))
+        return bool(ATOMS[name].fn(self._group(group), parse(inp), self.settings[append_ok]))
 
     def _row_table(self, row_id: str) -> Table:
         """The row alone with guard `true`: model.step.fire applies it exactly as it would."""
@@ -316,7 +322,7 @@ class Callbacks:
               choices: list[int]) -> tuple[Any, ...]:
         self.calls[f"row {row_id}"] += 1
         chooser = ReplayChooser(choices)
-        ctx = Ctx(group=parse(group), inp=parse(inp), settings=self.settings[append_ok], now_ms=0,
+        ctx = Ctx(group=self._group(group), inp=parse(inp), settings=self.settings[append_ok], now_ms=0,
                   mode=self.mode, chooser=chooser)
         try:
             _, reply = fire(self._row_table(row_id), ctx)
@@ -333,7 +339,7 @@ class Callbacks:
         name = self.invariants[i][1]
         self.calls[f"invariant {name}"] += 1
         check: Any = INVARIANTS[name].check  # a StateCheck: the kind says so
-        return check(parse(group)) is not None
+        return check(self._group(group)) is not None
 
     def transition_violated(self, i: int, rows: list[str], before: str, inp: str, after: str,
                             outputs: list[str], reply: Optional[str]) -> bool:
@@ -344,7 +350,7 @@ class Callbacks:
                              outputs: list[str], reply: Optional[str]) -> bool:
         name = self.invariants[i][1]
         self.calls[f"invariant {name}"] += 1
-        t = Transition(parse(before), parse(after), parse(inp), tuple(rows),
+        t = Transition(self._group(before), self._group(after), parse(inp), tuple(rows),
                        tuple(parse(o) for o in outputs), None if reply is None else parse(reply))
         check: Any = INVARIANTS[name].check  # a StepCheck: the kind says so
         return check(self.table, t) is not None

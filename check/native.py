@@ -95,7 +95,7 @@ def bounds_data(b: Bounds) -> dict[str, object]:
             "faults": sorted(b.faults), "mode": b.mode,
             "require_known_member_id": b.require_known_member_id,
             "max_ids_per_client": b.max_ids_per_client, "group_max_size": b.group_max_size,
-            "metadata_changes": b.metadata_changes}
+            "metadata_changes": b.metadata_changes, "group_id": b.group_id}
 
 
 def slow_path(table: Table, urgent: tuple[tuple[str, Guard], ...],

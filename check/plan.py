@@ -4,7 +4,7 @@ No single bound reaches every row cheaply: well-behaved clients never send a sta
 static members need their own clients, group.max.size needs a small limit, partition moves and
 append failures multiply the state space. Each entry says what it is for; `groupspec check`
 without bound options runs them all: DEFAULT_PLAN with the native engine, PYTHON_PLAN (the first
-nine) with `--engine python`.
+ten) with `--engine python`.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ PYTHON_PLAN: Final[tuple[tuple[str, Bounds], ...]] = (
     ("open: any request from a static client",
      Bounds(static=1, dynamic=0, max_generation=1, mode="open", max_ids_per_client=1,
             faults=F({"session", "rebalance", "unload", "append"}))),
+    ("open: the empty group id (INVALID_GROUP_ID; only OffsetCommit creates the group)",
+     Bounds(dynamic=1, max_generation=1, mode="open", max_ids_per_client=1, group_id="",
+            faults=F({"session", "rebalance", "unload", "offsets", "append"}))),
 )
 
 SRS = F({"session", "rebalance", "stall"})

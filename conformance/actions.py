@@ -37,7 +37,10 @@ IN_PROCESS: Final = 99
 # lowest, 2 a random one), where a driver speaks wire versions; a member's request names `who`
 # sends it and with which instance id (`inst`), and most a generation (`gen`). A JoinGroup's
 # version-dependent behaviour is `known_id` (0: JoinGroup v0-3, no MEMBER_ID_REQUIRED) and `skip`
-# (JoinGroup v9, KIP-814) where the driver speaks no versions.
+# (JoinGroup v9, KIP-814) where the driver speaks no versions. A driver's groups never have the
+# empty id: on a broker that group is shared by every run (wire/target.py cannot prefix it), and
+# what it does (INVALID_GROUP_ID, the */invalid-group-id rows) is small enough for a scenario
+# (limits-and-validation.json) and one run of check/plan.py.
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,17 @@ def owned(g: Group, x: Input, s: Settings) -> bool:
     return g.owned
 
 
+# -- the group id (GC:1159 isValidGroupId, checked first by GC:1174 validateGroupStatus) ----------
+
+@atom("group-id-empty")
+def group_id_empty(g: Group, x: Input, s: Settings) -> bool:
+    """The group id is "" (the request's id: the coordinator keeps one group per id). GC:1159
+    isValidGroupId: JoinGroup, SyncGroup, Heartbeat and LeaveGroup need a non-empty id, else
+    INVALID_GROUP_ID before anything else; OffsetCommit, OffsetFetch, DescribeGroups and
+    DeleteGroups accept "" (KAFKA-6773)."""
+    return g.group_id == ""
+
+
 # -- JoinGroup request fields ------------------------------------------------------------------
 
 @atom("session-timeout-valid")

@@ -1,9 +1,9 @@
 """THE transition table of Kafka's classic group coordinator (Kafka 3.9, GroupCoordinator.scala).
 
 One row per (state, event, guard): reply, next state, effects. For one (state, event) pair the
-guards are disjoint and together cover every case; Kafka's validation order (partition ownership,
-session timeout, group lookup, group.max.size, dead group, fencing / unknown member, generation,
-protocol, state) is spelled out as explicit conjunctions, never first-match-wins.
+guards are disjoint and together cover every case; Kafka's validation order (group id, partition
+ownership, session timeout, group lookup, group.max.size, dead group, fencing / unknown member,
+generation, protocol, state) is spelled out as explicit conjunctions, never first-match-wins.
 
 Reading a row: `row("JoinGroup", S, "label", guard, reply, next, effects, cite)` makes the row
 `Stable/JoinGroup/label`. Guards use the atoms of model/atoms.py (`!` negates); effects are those
@@ -80,34 +80,52 @@ def after_change(s: GroupState) -> Optional[GroupState]:
     return P if s in (E, C, S) else SAME
 
 
+# GC:1159 isValidGroupId, the first check of GC:1174 validateGroupStatus (before partition
+# ownership): JoinGroup, SyncGroup, Heartbeat and LeaveGroup need a non-empty group id, in any
+# state. Every other row of these four APIs starts with V (the id is valid).
+EMPTY_ID_NO_MEMBERS: Final = (
+    "a group with the empty id never has members: every JoinGroup to it is answered "
+    "INVALID_GROUP_ID (only OffsetCommit creates it, KAFKA-6773)")
+V: Final = "!group-id-empty & "
+
+
+def invalid_group_id(event: str, reply: Reply) -> None:
+    """One INVALID_GROUP_ID row per state (GC:1159 isValidGroupId, GC:1175 validateGroupStatus)."""
+    for s in ALL:
+        row(event, s, "invalid-group-id", "group-id-empty", reply, SAME,
+            cite="GC:1159 isValidGroupId, GC:1175 validateGroupStatus",
+            unreachable=EMPTY_ID_NO_MEMBERS if s in (P, C, S) else "")
+
+
 # ============================================================================ JoinGroup
 # GC:161 handleJoinGroup -> GC:136 acceptJoiningMember -> GC:237 doNewMemberJoinGroup /
 # GC:402 doCurrentMemberJoinGroup.
 
 J = "JoinGroup"
+invalid_group_id(J, R(Error.INVALID_GROUP_ID))
 # Partition not owned (GC:1174 validateGroupStatus) — only a Dead (unloaded) or Missing group
 # can be unowned in this model.
-row(J, (D, M), "not-coordinator", "!owned", R(Error.NOT_COORDINATOR), SAME, cite="GC:1174")
-row(J, D, "dead", "owned", R(Error.COORDINATOR_NOT_AVAILABLE), SAME, cite="GC:237, GC:402",
+row(J, (D, M), "not-coordinator", V + "!owned", R(Error.NOT_COORDINATOR), SAME, cite="GC:1174")
+row(J, D, "dead", V + "owned", R(Error.COORDINATOR_NOT_AVAILABLE), SAME, cite="GC:237, GC:402",
     unreachable=DEAD_IN_CACHE)
 # GC:180: the session timeout is checked before the group is even looked up.
-row(J, LIVE, "invalid-session-timeout", "!session-timeout-valid",
+row(J, LIVE, "invalid-session-timeout", V + "!session-timeout-valid",
     R(Error.INVALID_SESSION_TIMEOUT), SAME, cite="GC:180")
-row(J, M, "invalid-session-timeout", "owned & !session-timeout-valid",
+row(J, M, "invalid-session-timeout", V + "owned & !session-timeout-valid",
     R(Error.INVALID_SESSION_TIMEOUT), SAME, cite="GC:180")
 # GMM:231 getOrMaybeCreateGroup(createIfNotExist = memberId == "").
-row(J, M, "create-group", "owned & session-timeout-valid & member-id-empty", CONTINUE, E,
+row(J, M, "create-group", V + "owned & session-timeout-valid & member-id-empty", CONTINUE, E,
     ("create-group",), cite="GC:161, GMM:231", new_incarnation=True,
     note="the new Empty group then handles the same JoinGroup")
-row(J, M, "unknown-member", "owned & session-timeout-valid & !member-id-empty",
+row(J, M, "unknown-member", V + "owned & session-timeout-valid & !member-id-empty",
     R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:161")
 
 # KIP-389 group.max.size (GC:136, KAFKA-9885): a rejected joiner is dropped with member id "".
-row(J, LIVE, "group-max-size-reached", "session-timeout-valid & !within-max-size",
+row(J, LIVE, "group-max-size-reached", V + "session-timeout-valid & !within-max-size",
     R(Error.GROUP_MAX_SIZE_REACHED, "error-no-member-id"), SAME, ("max-size-reject",),
     cite="GC:136 acceptJoiningMember")
 
-OK_J = G("session-timeout-valid & within-max-size")
+OK_J = G(V + "session-timeout-valid & within-max-size")
 NEW = OK_J & "member-id-empty"
 KNOWN = OK_J & "!member-id-empty"
 
@@ -191,18 +209,20 @@ row(J, S, "follower-rejoin-changed-metadata", VALID & "!is-leader & !metadata-ma
 # ============================================================================ SyncGroup
 # GC:509 handleSyncGroup, GC:537 validateSyncGroup, GC:571 doSyncGroup.
 Y = "SyncGroup"
-row(Y, (D, M), "not-coordinator", "!owned", R(Error.NOT_COORDINATOR), SAME, cite="GC:1174")
-row(Y, D, "dead", "owned", R(Error.COORDINATOR_NOT_AVAILABLE), SAME, cite="GC:537",
+invalid_group_id(Y, R(Error.INVALID_GROUP_ID))
+row(Y, (D, M), "not-coordinator", V + "!owned", R(Error.NOT_COORDINATOR), SAME, cite="GC:1174")
+row(Y, D, "dead", V + "owned", R(Error.COORDINATOR_NOT_AVAILABLE), SAME, cite="GC:537",
     unreachable=DEAD_IN_CACHE)
-row(Y, M, "unknown-group", "owned", R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:509")
-row(Y, LIVE, "fenced", "fenced", R(Error.FENCED_INSTANCE_ID), SAME, cite="GC:537, GC:373")
-row(Y, LIVE, "unknown-member", "!fenced & !member-valid", R(Error.UNKNOWN_MEMBER_ID), SAME,
+row(Y, M, "unknown-group", V + "owned", R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:509")
+row(Y, LIVE, "fenced", V + "fenced", R(Error.FENCED_INSTANCE_ID), SAME, cite="GC:537, GC:373")
+row(Y, LIVE, "unknown-member", V + "!fenced & !member-valid", R(Error.UNKNOWN_MEMBER_ID), SAME,
     cite="GC:537, GC:373")
-row(Y, LIVE, "illegal-generation", "member-valid & !generation-matches",
+row(Y, LIVE, "illegal-generation", V + "member-valid & !generation-matches",
     R(Error.ILLEGAL_GENERATION), SAME, cite="GC:537")
-row(Y, LIVE, "inconsistent-protocol", "member-valid & generation-matches & !sync-protocol-consistent",
+row(Y, LIVE, "inconsistent-protocol",
+    V + "member-valid & generation-matches & !sync-protocol-consistent",
     R(Error.INCONSISTENT_GROUP_PROTOCOL), SAME, cite="GC:537 (KIP-559)")
-SYNC = G("member-valid & generation-matches & sync-protocol-consistent")
+SYNC = G(V + "member-valid & generation-matches & sync-protocol-consistent")
 row(Y, E, "empty", SYNC, R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:571",
     unreachable=NO_MEMBERS_IN_EMPTY)
 # The leader's SyncGroup arriving during PreparingRebalance is rejected: nothing is stored.
@@ -223,16 +243,17 @@ row(Y, S, "stored-assignment", SYNC, R(Error.NONE, "stored-assignment"), SAME,
 # ============================================================================ Heartbeat
 # GC:841 handleHeartbeat, GC:817 validateHeartbeat.
 H = "Heartbeat"
-row(H, (D, M), "not-coordinator", "!owned", R(Error.NOT_COORDINATOR), SAME, cite="GC:1174")
-row(H, D, "dead", "owned", R(Error.COORDINATOR_NOT_AVAILABLE), SAME, cite="GC:817",
+invalid_group_id(H, R(Error.INVALID_GROUP_ID))
+row(H, (D, M), "not-coordinator", V + "!owned", R(Error.NOT_COORDINATOR), SAME, cite="GC:1174")
+row(H, D, "dead", V + "owned", R(Error.COORDINATOR_NOT_AVAILABLE), SAME, cite="GC:817",
     unreachable=DEAD_IN_CACHE)
-row(H, M, "unknown-group", "owned", R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:841")
-row(H, LIVE, "fenced", "fenced", R(Error.FENCED_INSTANCE_ID), SAME, cite="GC:817, GC:373")
-row(H, LIVE, "unknown-member", "!fenced & !member-valid", R(Error.UNKNOWN_MEMBER_ID), SAME,
+row(H, M, "unknown-group", V + "owned", R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:841")
+row(H, LIVE, "fenced", V + "fenced", R(Error.FENCED_INSTANCE_ID), SAME, cite="GC:817, GC:373")
+row(H, LIVE, "unknown-member", V + "!fenced & !member-valid", R(Error.UNKNOWN_MEMBER_ID), SAME,
     cite="GC:817, GC:373")
-row(H, LIVE, "illegal-generation", "member-valid & !generation-matches",
+row(H, LIVE, "illegal-generation", V + "member-valid & !generation-matches",
     R(Error.ILLEGAL_GENERATION), SAME, cite="GC:817", note="no re-arm on any error")
-BEAT = G("member-valid & generation-matches")
+BEAT = G(V + "member-valid & generation-matches")
 row(H, E, "empty", BEAT, R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:850",
     unreachable=NO_MEMBERS_IN_EMPTY)
 row(H, P, "rebalance-in-progress", BEAT, R(Error.REBALANCE_IN_PROGRESS), SAME, ("rearm-session",),
@@ -245,27 +266,29 @@ row(H, S, "ok", BEAT, R(Error.NONE, "ok"), SAME, ("rearm-session",), cite="GC:86
 # GC:651 handleLeaveGroup. One row per member of the batch, in request order; the step function
 # assembles the response (top-level error, or one result per member).
 L = "LeaveGroup"
-row(L, (D, M), "not-coordinator", "!owned", R(Error.NOT_COORDINATOR, "top-level"), SAME,
+invalid_group_id(L, R(Error.INVALID_GROUP_ID, "top-level"))
+row(L, (D, M), "not-coordinator", V + "!owned", R(Error.NOT_COORDINATOR, "top-level"), SAME,
     cite="GC:1174")
-row(L, D, "dead", "owned", R(Error.COORDINATOR_NOT_AVAILABLE, "top-level"), SAME, cite="GC:651",
+row(L, D, "dead", V + "owned", R(Error.COORDINATOR_NOT_AVAILABLE, "top-level"), SAME, cite="GC:651",
     unreachable=DEAD_IN_CACHE)
-row(L, M, "unknown-group", "owned", R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:651",
+row(L, M, "unknown-group", V + "owned", R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:651",
     note="top-level NONE, every member UNKNOWN_MEMBER_ID")
 # Administrative removal by group.instance.id (member id "").
-row(L, LIVE, "by-instance-unknown", "member-id-empty & !instance-mapped",
+row(L, LIVE, "by-instance-unknown", V + "member-id-empty & !instance-mapped",
     R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:665-680")
 for s in LIVE:
-    row(L, s, "by-instance", "member-id-empty & instance-mapped", R(Error.NONE, "ok"),
+    row(L, s, "by-instance", V + "member-id-empty & instance-mapped", R(Error.NONE, "ok"),
         after_change(s), ("remove-member",) + rebalance_effects(s), cite="GC:665-680, GC:1505",
         unreachable=NO_MEMBERS_IN_EMPTY if s == E else "")
-row(L, LIVE, "pending-member", "!member-id-empty & member-pending", R(Error.NONE, "ok"), SAME,
+row(L, LIVE, "pending-member", V + "!member-id-empty & member-pending", R(Error.NONE, "ok"), SAME,
     ("remove-pending",), cite="GC:692-697, GC:1519")
-row(L, LIVE, "fenced", "!member-id-empty & !member-pending & fenced", R(Error.FENCED_INSTANCE_ID),
+row(L, LIVE, "fenced", V + "!member-id-empty & !member-pending & fenced", R(Error.FENCED_INSTANCE_ID),
     SAME, cite="GC:699, GC:373")
-row(L, LIVE, "unknown-member", "!member-id-empty & !member-pending & !fenced & !member-valid",
+row(L, LIVE, "unknown-member",
+    V + "!member-id-empty & !member-pending & !fenced & !member-valid",
     R(Error.UNKNOWN_MEMBER_ID), SAME, cite="GC:699, GC:373")
 for s in LIVE:
-    row(L, s, "member-leaves", "!member-id-empty & !member-pending & member-valid",
+    row(L, s, "member-leaves", V + "!member-id-empty & !member-pending & member-valid",
         R(Error.NONE, "ok"), after_change(s), ("remove-member",) + rebalance_effects(s),
         cite="GC:699-705, GC:1505 removeMemberAndUpdateGroup",
         note="a parked JoinGroup of the member is answered UNKNOWN_MEMBER_ID",

@@ -111,7 +111,7 @@ def layout(n: int, ni: int) -> tuple[list[Field], list[Field]]:
     """The fields of the live part and of the persisted part, conditions before what they
     guard (a don't-care position holds None)."""
     live = [Field("st", None, "enum"), Field("gen", None, "num"), Field("owned", None, "bool"),
-            Field("nma", None, "bool"), Field("offs", None, "bool"), Field("jt", None, "num"),
+            Field("gide", None, "bool"), Field("nma", None, "bool"), Field("offs", None, "bool"), Field("jt", None, "num"),
             Field("jt_init", None, "bool"), Field("jt_rem", None, "bool"),
             Field("stn", None, "num"), Field("st_gen", None, "num"),
             Field("hasl", None, "bool"), Field("leader", None, "member")]
@@ -310,6 +310,7 @@ def group_values(g: Group, n: int, ni: int) -> Values:
     mid, iid = _numbered(mids, n, "member"), _numbered(iids, ni, "instance")
     v: Values = {
         "st": g.state.name, "gen": g.generation, "owned": g.owned, "nma": g.new_member_added,
+        "gide": g.group_id == "",
         "offs": bool(g.offsets), "hasl": g.leader is not None,
         "leader": 0 if g.leader is None else mid[g.leader],
         "pend": frozenset(mid[p.member_id] for p in g.pending),
@@ -776,8 +777,10 @@ class _AgreementQueries:
         ex, solver = self.ex, self.solver
         init = make_state("agr-init", self.w)
         solver.push()
-        solver.add(initial_state(init), z3.Not(self.one(ex.initial, ex.values[ex.initial]).holds(
-            FieldTerms(init.v, self.fields, self.w))))
+        # the solver starts from any group id; the explorer's bounds name one
+        solver.add(initial_state(init), init["gide"] == bool(ex.values[ex.initial]["gide"]),
+                   z3.Not(self.one(ex.initial, ex.values[ex.initial]).holds(
+                       FieldTerms(init.v, self.fields, self.w))))
         m = self.ask()
         if m is not None:
             iv = read(m, init, self.domain)

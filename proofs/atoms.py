@@ -66,6 +66,11 @@ def _owned(g: Terms, x: Sym) -> z3.BoolRef:
     return g["owned"] == True  # noqa: E712  (a BoolRef, not a Python bool)
 
 
+@encodes("group-id-empty")
+def _group_id_empty(g: Terms, x: Sym) -> z3.BoolRef:
+    return g["gide"] == True  # noqa: E712
+
+
 @encodes("member-id-empty")
 def _member_id_empty(g: Terms, x: Sym) -> z3.BoolRef:
     return x["mide"] == True  # noqa: E712

@@ -240,7 +240,8 @@ def to_group(v: Values, h: Hidden) -> Group:
             members=pm)
     live = st in LIVE
     return Group(
-        group_id="g", state=st, generation=int(v["gen"]),  # type: ignore[call-overload]
+        group_id="" if v["gide"] else "g", state=st,
+        generation=int(v["gen"]),  # type: ignore[call-overload]
         protocol_type="consumer" if live else None,
         # no protocol before the first join phase completes (generation 0); after it, the
         # decoder assumes the one protocol every decoded member lists
@@ -555,6 +556,8 @@ def describe_values(v: Values) -> str:
         parts.append(f"{v['stn']} sync timer(s)")
     if not v["owned"]:
         parts.append("not owned")
+    if v["gide"]:
+        parts.append("group id \"\"")
     return ", ".join(parts)
 
 

@@ -351,6 +351,14 @@ def _leader_unsynced(g: Terms, d: Domain) -> z3.BoolRef:
     return z3.Implies(eq(g["st"], GSTATE[C]), z3.And(g["hasl"], sel(g["psync"], g["leader"])))
 
 
+@state_inv("aux-empty-id-never-rebalances", auxiliary=True)
+def _empty_id(g: Terms, d: Domain) -> z3.BoolRef:
+    """A group with the empty id (every JoinGroup to it is answered INVALID_GROUP_ID, GC:1159) is
+    never PreparingRebalance, CompletingRebalance or Stable, and has no Stable record to load."""
+    return z3.Implies(g["gide"], z3.And(z3.Not(st_in(g, P, C, S)),
+                                        z3.Not(eq(g["pers"], PERS_STABLE))))
+
+
 @state_inv("aux-dead-is-unowned", auxiliary=True)
 def _dead_unowned(g: Terms, d: Domain) -> z3.BoolRef:
     """A Dead group object is one whose partition was unloaded (DeleteGroups and offset expiry

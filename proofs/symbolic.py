@@ -172,6 +172,7 @@ STATE_VARS: Final[dict[str, z3.SortRef]] = {
     "pers": PersSort, "p_gen": INT, "p_hasl": BOOL, "p_leader": INT, "p_mem": SET,
     "p_hinst": SET, "p_inst": MAP, "p_asg": SET, "p_shas": SET, "p_smap": MAP,
     "nma": BOOL,
+    "gide": BOOL,  # the group id is "" (GC:1159); no row changes it
 }
 
 # Group field (model/state.py) -> the variables representing it. protocol_type / protocol_name
@@ -193,8 +194,11 @@ FIELD_VARS: Final[dict[str, tuple[str, ...]]] = {
     "owned": ("owned",),
     "new_member_added": ("nma",),
 }
+# Group fields no effect may change (GROUP_FIELDS leaves them out): every row keeps them.
+CONSTANT_VARS: Final[dict[str, tuple[str, ...]]] = {"group_id": ("gide",)}
 assert set(FIELD_VARS) == set(GROUP_FIELDS), "every Group field needs a symbolic representation"
-assert sorted(v for vs in FIELD_VARS.values() for v in vs) == sorted(STATE_VARS)
+assert sorted(v for vs in (*FIELD_VARS.values(), *CONSTANT_VARS.values()) for v in vs) == \
+    sorted(STATE_VARS)
 
 # The input: the request's fields and the choices the environment / scheduler / Kafka makes.
 INPUT_VARS: Final[dict[str, z3.SortRef]] = {
@@ -319,7 +323,8 @@ def is_empty(s: z3.ExprRef) -> z3.BoolRef:
 
 
 def initial_state(s: Sym) -> z3.BoolRef:
-    """Group(group_id) as the explorer starts: Missing, generation 0, nothing, owned."""
+    """Group(group_id) as the explorer starts: Missing, generation 0, nothing, owned; any group
+    id ("gide" is left free: the empty id, or not)."""
     e = empty_like(s["mem"])
     return z3.And(
         eq(s["st"], GSTATE[GroupState.Missing]), s["gen"] == 0, s["owned"], z3.Not(s["hasl"]),

@@ -26,6 +26,8 @@ pub struct Bounds {
     pub max_ids_per_client: usize,
     pub group_max_size: i64,
     pub metadata_changes: bool,
+    /// check/abstract.py Bounds.group_id is "" (the empty group id).
+    pub group_id_empty: bool,
 }
 
 pub fn fault_bit(name: &str) -> Option<u16> {
@@ -124,6 +126,7 @@ impl Model {
             new_member_join_timeout_ms: 300000,
             append_ok: true,
             append_error: E_NONE,
+            group_id_empty: b.group_id_empty,
         };
         let failing = Settings { append_ok: false, append_error: E_NOT_LEADER_OR_FOLLOWER, ..settings.clone() };
         let n = b.dynamic + b.stat;

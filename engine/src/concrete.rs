@@ -312,6 +312,8 @@ pub struct Settings {
     pub new_member_join_timeout_ms: i64,
     pub append_ok: bool,
     pub append_error: ErrCode,
+    /// The group's id is "" (model/state.py Group.group_id; one group per replay).
+    pub group_id_empty: bool,
 }
 
 fn member_id_of(x: &Input) -> Str {
@@ -361,6 +363,7 @@ fn eval_atom(a: Atom, g: &Group, x: &Input, s: &Settings) -> Result<bool, Lacks>
     use Atom::*;
     Ok(match a {
         Owned => g.owned,
+        GroupIdEmpty => s.group_id_empty,
         SessionTimeoutValid => {
             let t = join_request(x)?.session_timeout;
             s.min_session_timeout_ms <= t && t <= s.max_session_timeout_ms

@@ -396,6 +396,7 @@ pub fn decode_config(payload: &str, d: &Defaults, group_id: &str) -> Result<(Set
         new_member_join_timeout_ms: d.new_member_join_timeout_ms,
         append_ok: true,
         append_error: E_NONE,
+        group_id_empty: group_id.is_empty(),
     };
     let mut owned = true;
     for (k, x) in o {
@@ -575,6 +576,7 @@ impl<'t> GroupReplay<'t> {
             new_member_join_timeout_ms: d.new_member_join_timeout_ms,
             append_ok: true,
             append_error: E_NONE,
+            group_id_empty: self.group_id.is_empty(),
         }
     }
 

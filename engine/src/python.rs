@@ -325,6 +325,7 @@ impl Engine {
             max_ids_per_client: get("max_ids_per_client")?.extract()?,
             group_max_size: get("group_max_size")?.extract()?,
             metadata_changes: get("metadata_changes")?.extract()?,
+            group_id_empty: get("group_id")?.extract::<String>()?.is_empty(),
         };
         Ok(Engine { model: Model::new(table, b) })
     }

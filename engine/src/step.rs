@@ -17,6 +17,7 @@ pub type Fired = SmallVec<[u16; 4]>;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Atom {
     Owned,
+    GroupIdEmpty,
     SessionTimeoutValid,
     MemberIdEmpty,
     HasInstanceId,
@@ -56,6 +57,7 @@ pub enum Atom {
 /// Every atom the engine implements, under model/atoms.py's names.
 pub const ATOMS: &[(&str, Atom)] = &[
     ("owned", Atom::Owned),
+    ("group-id-empty", Atom::GroupIdEmpty),
     ("session-timeout-valid", Atom::SessionTimeoutValid),
     ("member-id-empty", Atom::MemberIdEmpty),
     ("has-instance-id", Atom::HasInstanceId),
@@ -101,6 +103,9 @@ pub struct Settings {
     pub new_member_join_timeout_ms: i32,
     pub append_ok: bool,
     pub append_error: ErrCode,
+    /// The group's id is "" (atoms.py group_id_empty reads model/state.py Group.group_id; the
+    /// engine steps one group per run, so its id is a setting of the run, not a Group field).
+    pub group_id_empty: bool,
 }
 
 /// atoms.py member_id_of
@@ -219,6 +224,7 @@ pub fn eval_atom(a: Atom, g: &Group, x: &Input, s: &Settings) -> Result<bool, St
     use Atom::*;
     Ok(match a {
         Owned => g.owned,
+        GroupIdEmpty => s.group_id_empty,
         SessionTimeoutValid => {
             let t = join_request(x)?.session_timeout;
             s.min_session_timeout_ms <= t && t <= s.max_session_timeout_ms

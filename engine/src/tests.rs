@@ -133,6 +133,7 @@ fn canonical_keys_identify_renamed_worlds_only() {
         max_ids_per_client: 2,
         group_max_size: 1 << 30,
         metadata_changes: false,
+        group_id_empty: false,
     };
     let rns = renamers(&b, true);
     assert_eq!(rns.len(), 2);
@@ -238,6 +239,7 @@ fn names_through_python_are_called_back_in_the_order_given() {
         new_member_join_timeout_ms: 0,
         append_ok: true,
         append_error: E_NONE,
+        group_id_empty: false,
     };
     // atom 0 (user-b) holds, atom 1 (user-a) does not: the row matches and is fired by Python
     match step(&t, &Group::default(), &inp, &s, &mut Chooser::default()) {
@@ -274,6 +276,7 @@ mod lockstep {
             max_ids_per_client: 1,
             group_max_size: 1 << 30,
             metadata_changes: false,
+            group_id_empty: false,
         };
         Model::new(table, b)
     }
@@ -318,6 +321,7 @@ fn the_step_memo_answers_each_key_with_its_own_step() {
         new_member_join_timeout_ms: 0,
         append_ok: true,
         append_error: E_NONE,
+        group_id_empty: false,
     };
     let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
     let beat = Input { kind: Ev::Heartbeat, ..join.clone() };
@@ -347,4 +351,34 @@ fn the_step_memo_answers_each_key_with_its_own_step() {
     let steps = m.steps(&t, &other, &join, &s, false, make).unwrap_or_else(|_| panic!("the step failed"));
     assert_eq!(steps[0].t.after.generation, 3);
     assert_eq!((m.hits, m.misses), (1, 5));
+}
+
+#[test]
+fn group_id_empty_is_read_from_the_runs_settings() {
+    assert!(ATOMS.contains(&("group-id-empty", Atom::GroupIdEmpty)));
+    let inp = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 0 };
+    let mut s = Settings {
+        min_session_timeout_ms: 0,
+        max_session_timeout_ms: 0,
+        group_max_size: 1,
+        initial_rebalance_delay_ms: 0,
+        new_member_join_timeout_ms: 0,
+        append_ok: true,
+        append_error: E_NONE,
+        group_id_empty: false,
+    };
+    assert_eq!(eval_atom(Atom::GroupIdEmpty, &Group::default(), &inp, &s), Ok(false));
+    s.group_id_empty = true;
+    assert_eq!(eval_atom(Atom::GroupIdEmpty, &Group::default(), &inp, &s), Ok(true));
+    // the concrete replay takes it from the group it replays
+    let d = crate::concrete_replay::Defaults {
+        min_session_timeout_ms: 0,
+        max_session_timeout_ms: 0,
+        group_max_size: 1,
+        initial_rebalance_delay_ms: 0,
+        new_member_join_timeout_ms: 0,
+    };
+    let empty = crate::concrete_replay::decode_config("{}", &d, "").map(|(s, _)| s.group_id_empty);
+    let named = crate::concrete_replay::decode_config("{}", &d, "g").map(|(s, _)| s.group_id_empty);
+    assert_eq!((empty, named), (Ok(true), Ok(false)));
 }

@@ -13,13 +13,17 @@ from __future__ import annotations
 import glob
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
 from conformance.parse import load, parse_text
 from conformance.runner import Outcome, TargetFactory, run_scenario
 from conformance.targets import resolve_target
+from model.concrete import ModelCoordinator
 from model.coordinator_api import Coordinator, CoordinatorConfig
+from model.dsl import Guard, Table
+from model.table import CLASSIC_TABLE
 from reference import BUGS
 from reference.coordinator import ReferenceCoordinator
 
@@ -34,8 +38,6 @@ TARGETS = ("model", "reference")
 # xfail (it turns into a failure the day the target is fixed, so the entry must then go). The scenario's
 # notes give the evidence.
 KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("model", "testInvalidGroupId"):
-        "model bug: no INVALID_GROUP_ID row for an empty group id (GroupCoordinator.scala 3.9.0:1159-1176)",
     ("reference", "staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged"):
         "timing tie at 1052 ms: Kafka's MockTimer fires the DelayedJoin before the leader's session expiry",
 }
@@ -153,3 +155,30 @@ def test_mutated_expectations_fail_on_reference(path: str) -> None:
         assert result.failure.step_index == index, result.describe()
         mutated += 1
     assert mutated > 0
+
+
+def _without_invalid_group_id_rows() -> Table:
+    """The table as it was before the INVALID_GROUP_ID rows: those rows gone and the
+    `!group-id-empty` literal dropped from the other rows of the four group APIs."""
+    rows = tuple(replace(r, guard=Guard(tuple(lit for lit in r.guard.literals if lit.atom != "group-id-empty")))
+                 for r in CLASSIC_TABLE.rows if not r.id.endswith("/invalid-group-id"))
+    table = Table("no-invalid-group-id", rows, CLASSIC_TABLE.events)
+    table.validate()
+    return table
+
+
+@pytest.mark.parametrize("name", ["testInvalidGroupId",
+                                  "empty-group-id-refused-by-group-apis-accepted-by-offsets-and-admin"])
+def test_the_empty_group_id_scenarios_fail_without_the_invalid_group_id_rows(name: str) -> None:
+    """Negative control of the `*/invalid-group-id` rows: the model running the table without them
+    FAILs the empty-group-id scenarios at their first step (it answers the JoinGroup)."""
+    table = _without_invalid_group_id_rows()
+
+    def factory(config: CoordinatorConfig) -> Coordinator:
+        return ModelCoordinator(config, table=table)
+
+    path = _scenario_paths()[name]
+    scenario = next(s for s in load(path).scenarios if s.name == name)
+    result = run_scenario(path, scenario, factory)
+    assert result.outcome is Outcome.FAIL and result.failure is not None, result.describe()
+    assert result.failure.step_index == 0, result.describe()

@@ -23,8 +23,8 @@ from conformance.runner import Outcome, ScenarioResult, run_file
 from conformance.targets import resolve_target
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# kafka-coordinator-test/known-differences.json is left out: its testInvalidGroupId sends the empty group id,
-# which the wire target renames to a non-empty one (wire/target.py group_prefix), so it cannot match there.
+# kafka-coordinator-test/known-differences.json is left out: its scenarios disagree with the reference on
+# purpose (strict xfails in tests/conformance/test_conformance_targets.py).
 FILES = sorted(glob.glob(os.path.join(ROOT, "tests", "scenarios", "*.json"))
                + [f for f in glob.glob(os.path.join(ROOT, "tests", "scenarios", "kafka-coordinator-test", "*.json"))
                   if not f.endswith("known-differences.json")])
