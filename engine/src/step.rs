@@ -1204,11 +1204,17 @@ pub struct RowData {
 
 pub struct Table {
     pub rows: Vec<RowSpec>,
-    index: FxHashMap<(State, Ev), Vec<usize>>,
+    /// The rows of each (state, event), at `slot(state, event)`.
+    index: Vec<Vec<usize>>,
     pub urgent: Vec<(Ev, Vec<(Lit, bool)>)>,
     /// The atoms evaluated through Python (`Lit::Py` indexes them).
     pub py_atoms: Vec<String>,
     pub callbacks: Option<Box<dyn Callbacks + Send + Sync>>,
+}
+
+/// The position of (state, event) in `Table::index`.
+fn slot(state: State, event: Ev) -> usize {
+    state as usize * Ev::ALL.len() + event as usize
 }
 
 fn lookup<T: Copy>(table: &[(&str, T)], name: &str, what: &str) -> Result<T, String> {
@@ -1339,7 +1345,7 @@ impl Table {
         // One RowSpec per row id (rows listing several states share it), indexed per state.
         let mut rows: Vec<RowSpec> = Vec::new();
         let mut by_id: FxHashMap<String, usize> = FxHashMap::default();
-        let mut index: FxHashMap<(State, Ev), Vec<usize>> = FxHashMap::default();
+        let mut index: Vec<Vec<usize>> = vec![Vec::new(); State::ALL.len() * Ev::ALL.len()];
         for (st, spec) in out {
             let i = match by_id.get(&spec.id) {
                 Some(i) => *i,
@@ -1349,7 +1355,7 @@ impl Table {
                     rows.len() - 1
                 }
             };
-            index.entry((st, rows[i].event)).or_default().push(i);
+            index[slot(st, rows[i].event)].push(i);
         }
         let mut urg = Vec::new();
         for (ev, lits) in urgent {
@@ -1368,7 +1374,7 @@ impl Table {
 
     /// The rows of (state, event), in table order (the concrete replay matches them itself).
     pub fn candidates(&self, state: State, event: Ev) -> &[usize] {
-        self.index.get(&(state, event)).map(Vec::as_slice).unwrap_or(&[])
+        &self.index[slot(state, event)]
     }
 
     /// A literal's atom, natively or through Python.
@@ -1430,8 +1436,7 @@ pub struct Transition {
 fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     let before_state = ctx.g.state;
     let kind = ctx.inp.kind;
-    let empty = Vec::new();
-    let cands = t.index.get(&(before_state, kind)).unwrap_or(&empty);
+    let cands = t.candidates(before_state, kind);
     let mut memo: SmallVec<[u8; 64]> = smallvec::smallvec![2; ATOMS.len() + t.py_atoms.len()];
     let mut matched: SmallVec<[usize; 2]> = SmallVec::new();
     for &ri in cands {
@@ -1584,11 +1589,26 @@ pub fn step(t: &Table, g: &Group, inp: &Input, s: &Settings, ch: &mut Chooser) -
 /// step.py step_all: every outcome, one per resolution of the choices, in step_all's order.
 pub fn step_all(t: &Table, g: &Group, inp: &Input, s: &Settings) -> Result<Vec<Transition>, StepError> {
     let mut out = Vec::new();
+    step_each(t, g, inp, s, |tr| {
+        out.push(tr);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `step_all` handing each outcome to `f` as it is made (nothing collected).
+pub fn step_each(
+    t: &Table,
+    g: &Group,
+    inp: &Input,
+    s: &Settings,
+    mut f: impl FnMut(Transition) -> Result<(), StepError>,
+) -> Result<(), StepError> {
     let mut stack: SmallVec<[Choices; 2]> = smallvec::smallvec![Choices::new()];
     while let Some(prefix) = stack.pop() {
         let plen = prefix.len();
         let mut ch = Chooser { prefix, made: Choices::new(), counts: Choices::new() };
-        out.push(step(t, g, inp, s, &mut ch)?);
+        let tr = step(t, g, inp, s, &mut ch)?;
         for i in plen..ch.made.len() {
             for alt in 1..ch.counts[i] {
                 let mut p: Choices = ch.made[..i].iter().copied().collect();
@@ -1596,18 +1616,17 @@ pub fn step_all(t: &Table, g: &Group, inp: &Input, s: &Settings) -> Result<Vec<T
                 stack.push(p);
             }
         }
+        f(tr)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 // ------------------------------------------------------------------ memo
 
-/// One outcome of a memoised step: the transition, the group after it as the caller keeps it
-/// (the abstract model's normal form), and the caller's transition-invariant verdicts (bit i:
-/// its invariant i is violated by this step).
+/// One outcome of a memoised step: the transition and the caller's transition-invariant verdicts
+/// (bit i: its invariant i is violated by this step).
 pub struct MemoStep {
     pub t: std::rc::Rc<Transition>,
-    pub after: Group,
     pub verdicts: u64,
 }
 
