@@ -94,7 +94,23 @@ fn main() -> Result<(), String> {
             memo: false,
         };
         let (t, cpu) = (Instant::now(), cpu_seconds());
-        let out = explore(&model, &opts, &mut |_| true)?;
+        let mut next = 1_000_000usize;
+        let mut tick = |p: &groupspec_engine::explore::Progress| {
+            if p.states >= next {
+                next += 1_000_000;
+                eprintln!(
+                    "  {} states, {} edges, depth {}, queue {}, {} MB in the store, {:.1} CPU s",
+                    p.states,
+                    p.edges,
+                    p.depth,
+                    p.queue,
+                    p.bytes >> 20,
+                    cpu_seconds() - cpu
+                );
+            }
+            true
+        };
+        let out = explore(&model, &opts, &mut tick)?;
         let (wall, secs) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu);
         let names: Vec<&str> = out.violations.iter().map(|v| v.name.as_str()).collect();
         println!(
