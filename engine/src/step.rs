@@ -1505,28 +1505,36 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     Ok((ri, resp))
 }
 
-const MAX_URGENT_STEPS: usize = 16;
+/// How many urgent events may fire in a row before the loop counts as one that never settles.
+pub const MAX_URGENT_STEPS: usize = 16;
 
-fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepError> {
+/// What step.py's urgent-events loop needs of a step in progress; the explorer's step (here) and
+/// the concrete replay's (concrete.rs) both run the loop through `urgent_loop`.
+pub trait UrgentStep {
+    type Error;
+    /// Whether the urgent event's guard literals hold on the group as it is now.
+    fn urgent_holds(&self, t: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, Self::Error>;
+    /// Fires the urgent event (its input restored afterwards): the row fired, and whether the
+    /// group changed.
+    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), Self::Error>;
+}
+
+/// step.py's urgent loop: the first urgent event (in the table's order) whose guard holds fires,
+/// again and again, until none holds or one changes nothing; `looped` makes the error when it has
+/// not settled after MAX_URGENT_STEPS. Each fired row is appended to `fired`.
+pub fn urgent_loop<C: UrgentStep, F: Extend<u16>>(
+    t: &Table,
+    c: &mut C,
+    fired: &mut F,
+    looped: impl FnOnce(&C, &F) -> C::Error,
+) -> Result<(), C::Error> {
     for _ in 0..MAX_URGENT_STEPS {
         let mut any = false;
         for (ev, lits) in &t.urgent {
-            let probe = Input { kind: *ev, req: None, member: None, instance: NOINST, request_id: 0 };
-            let mut holds = true;
-            for (a, pos) in lits {
-                if t.eval(*a, &ctx.g, &probe, ctx.s)? != *pos {
-                    holds = false;
-                    break;
-                }
-            }
-            if holds {
-                let saved = std::mem::replace(&mut ctx.inp, probe);
-                let before = ctx.g.clone();
-                let r = fire(t, ctx);
-                ctx.inp = saved;
-                let (ri, _) = r?;
-                fired.push(ri as u16);
-                if ctx.g == before {
+            if c.urgent_holds(t, *ev, lits)? {
+                let (ri, changed) = c.fire_urgent(t, *ev)?;
+                fired.extend([ri as u16]);
+                if !changed {
                     return Ok(());
                 }
                 any = true;
@@ -1537,11 +1545,42 @@ fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepErr
             return Ok(());
         }
     }
-    let tail: Vec<String> = fired[fired.len().saturating_sub(MAX_URGENT_STEPS)..]
-        .iter()
-        .map(|i| t.rows[*i as usize].id.clone())
-        .collect();
-    Err(defect(ctx.g.state, "urgent", tail, "urgent events loop"))
+    Err(looped(c, fired))
+}
+
+fn urgent_probe(ev: Ev) -> Input {
+    Input { kind: ev, req: None, member: None, instance: NOINST, request_id: 0 }
+}
+
+impl UrgentStep for Ctx<'_> {
+    type Error = StepError;
+    fn urgent_holds(&self, t: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, StepError> {
+        let probe = urgent_probe(ev);
+        for (a, pos) in lits {
+            if t.eval(*a, &self.g, &probe, self.s)? != *pos {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), StepError> {
+        let saved = std::mem::replace(&mut self.inp, urgent_probe(ev));
+        let before = self.g.clone();
+        let r = fire(t, self);
+        self.inp = saved;
+        let (ri, _) = r?;
+        Ok((ri, self.g != before))
+    }
+}
+
+fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepError> {
+    urgent_loop(t, ctx, fired, |ctx, fired| {
+        let tail: Vec<String> = fired[fired.len().saturating_sub(MAX_URGENT_STEPS)..]
+            .iter()
+            .map(|i| t.rows[*i as usize].id.clone())
+            .collect();
+        defect(ctx.g.state, "urgent", tail, "urgent events loop")
+    })
 }
 
 /// step.py step: one input applied to one group, with the chooser's choices.
