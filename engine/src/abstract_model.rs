@@ -98,6 +98,42 @@ pub struct Successor {
     pub lost: (u32, u8),
 }
 
+/// A successor as `Model::each_successor` hands it over: borrowed, valid for the call only.
+pub struct SuccView<'a> {
+    pub world: &'a World,
+    pub input: Option<&'a Input>,
+    pub transition: Option<&'a Transition>,
+    pub verdicts: Option<u64>,
+    pub fault: bool,
+    pub lost: (u32, u8),
+}
+
+impl SuccView<'_> {
+    /// An owned copy.
+    pub fn to_successor(&self) -> Successor {
+        Successor {
+            world: self.world.clone(),
+            input: self.input.cloned(),
+            transition: self.transition.map(|t| Rc::new(t.clone())),
+            verdicts: self.verdicts,
+            fault: self.fault,
+            lost: self.lost,
+        }
+    }
+}
+
+/// The buffers `Model::each_successor` reuses from one world to the next.
+pub struct Scratch {
+    world: World,
+    actions: Vec<Action>,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { world: World { group: Group::default(), clients: Clients::new() }, actions: Vec::new() }
+    }
+}
+
 /// What every successor of one action shares (`Model::emit`).
 struct Emit<'a> {
     a: &'a Action,
@@ -167,13 +203,19 @@ impl Model {
     /// AbstractModel.actions, in its order.
     pub fn actions(&self, w: &World) -> Vec<Action> {
         let mut out = Vec::new();
+        self.actions_into(w, &mut out);
+        out
+    }
+
+    /// `actions`, appended to `out`.
+    pub fn actions_into(&self, w: &World, out: &mut Vec<Action>) {
         if !self.b.open {
             for (i, c) in w.clients.iter().enumerate() {
-                self.client_actions(w, i as u8, c, &mut out);
+                self.client_actions(w, i as u8, c, out);
             }
         } else {
             for i in 0..self.n {
-                self.open_actions(w, i, &mut out);
+                self.open_actions(w, i, out);
             }
         }
         out.push(Action::admin(Req::Describe));
@@ -182,8 +224,7 @@ impl Model {
         out.push(Action::admin(Req::List { filter: 2 }));
         out.push(Action::admin(Req::Fetch));
         out.push(Action::admin(Req::Delete));
-        self.timer_actions(w, &mut out);
-        out
+        self.timer_actions(w, out);
     }
 
     fn client_actions(&self, w: &World, i: u8, c: &Client, out: &mut Vec<Action>) {
@@ -397,7 +438,38 @@ impl Model {
 
     /// AbstractModel.successors, in its order, into `out` (cleared first).
     pub fn successors_into(&self, w: &World, out: &mut Vec<Successor>) -> Result<(), StepError> {
-        self.successors_with(w, None, out)
+        out.clear();
+        let mut scratch = Scratch::default();
+        self.each_successor(w, &mut scratch, &mut |v| {
+            out.push(v.to_successor());
+            Ok(())
+        })
+    }
+
+    /// AbstractModel.successors, in its order, each handed to `f` as a view of `scratch`'s world
+    /// (valid for the call only): no successor is allocated, the caller copies what it keeps.
+    pub fn each_successor(
+        &self,
+        w: &World,
+        scratch: &mut Scratch,
+        f: &mut dyn FnMut(&SuccView) -> Result<(), StepError>,
+    ) -> Result<(), StepError> {
+        let mut actions = std::mem::take(&mut scratch.actions);
+        actions.clear();
+        self.actions_into(w, &mut actions);
+        let mut r = Ok(());
+        for a in actions.iter_mut() {
+            r = self.apply_each(w, a, &mut scratch.world, f);
+            if r.is_ok() && self.append_variant(a) {
+                a.append_fails = true;
+                r = self.apply_each(w, a, &mut scratch.world, f);
+            }
+            if r.is_err() {
+                break;
+            }
+        }
+        scratch.actions = actions;
+        r
     }
 
     /// `successors_into` with the table steps memoised by (group, input) in `memo`, and each
@@ -411,64 +483,29 @@ impl Model {
         out: &mut Vec<Successor>,
     ) -> Result<(), StepError> {
         memo.enter(&w.group);
-        self.successors_with(w, Some((memo, verdicts)), out)
-    }
-
-    fn successors_with(
-        &self,
-        w: &World,
-        mut memo: Option<(&mut StepMemo, Verdicts)>,
-        out: &mut Vec<Successor>,
-    ) -> Result<(), StepError> {
         out.clear();
         for mut a in self.actions(w) {
-            self.apply_with(w, &a, memo.as_mut().map(|(m, v)| (&mut **m, *v)), out)?;
+            self.apply_memo(w, &a, memo, verdicts, out)?;
             if self.append_variant(&a) {
                 a.append_fails = true;
-                self.apply_with(w, &a, memo.as_mut().map(|(m, v)| (&mut **m, *v)), out)?;
+                self.apply_memo(w, &a, memo, verdicts, out)?;
             }
         }
         Ok(())
     }
 
     pub(crate) fn apply(&self, w: &World, a: &Action, out: &mut Vec<Successor>) -> Result<(), StepError> {
-        self.apply_with(w, a, None, out)
+        let mut scratch = World { group: Group::default(), clients: Clients::new() };
+        self.apply_each(w, a, &mut scratch, &mut |v| {
+            out.push(v.to_successor());
+            Ok(())
+        })
     }
 
-    fn apply_with(
-        &self,
-        w: &World,
-        a: &Action,
-        memo: Option<(&mut StepMemo, Verdicts)>,
-        out: &mut Vec<Successor>,
-    ) -> Result<(), StepError> {
-        match a.kind {
-            ActKind::Crash => {
-                let used = Self::parked_rids(&w.group);
-                let mut epoch = 0u8;
-                while used.contains(&(1 + a.client as u16 + self.n as u16 * epoch as u16)) {
-                    epoch += 1;
-                }
-                let mut clients = w.clients.clone();
-                clients[a.client as usize] = Client::fresh(epoch);
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, verdicts: None, fault: true, lost: (0, 0) });
-                return Ok(());
-            }
-            ActKind::Stall => {
-                let mut clients = w.clients.clone();
-                clients[a.client as usize].phase = Phase::Stalled;
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, verdicts: None, fault: true, lost: (0, 0) });
-                return Ok(());
-            }
-            ActKind::RequestTimeout => {
-                let mut clients = w.clients.clone();
-                clients[a.client as usize].phase = Phase::Idle;
-                out.push(Successor { world: World { group: w.group.clone(), clients }, input: None, transition: None, verdicts: None, fault: false, lost: (0, 0) });
-                return Ok(());
-            }
-            _ => {}
-        }
-        let inp = match (&a.kind, &a.req) {
+    /// The table's input of a request or timer action (None: a client's own move).
+    fn input_of(&self, w: &World, a: &Action) -> Result<Option<Input>, StepError> {
+        Ok(Some(match (&a.kind, &a.req) {
+            (ActKind::Crash | ActKind::Stall | ActKind::RequestTimeout, _) => return Ok(None),
             (ActKind::Send | ActKind::Impersonate, Some(r)) => Input {
                 kind: r.event(),
                 req: Some(r.clone()),
@@ -481,65 +518,125 @@ impl Model {
             }
             (ActKind::Timer(ev), _) => Input { kind: *ev, req: None, member: a.member, instance: NOINST, request_id: 0 },
             _ => return Err("an action without its request".into()),
-        };
-        let settings = if a.append_fails { &self.failing } else { &self.settings };
+        }))
+    }
+
+    /// A client's own move (crash, stall, request timeout): the world after it, into `out`.
+    fn client_move(&self, w: &World, a: &Action, out: &mut World) {
+        out.group.clone_from(&w.group);
+        out.clients.clone_from(&w.clients);
+        let c = &mut out.clients[a.client as usize];
+        match a.kind {
+            ActKind::Crash => {
+                let used = Self::parked_rids(&w.group);
+                let mut epoch = 0u8;
+                while used.contains(&(1 + a.client as u16 + self.n as u16 * epoch as u16)) {
+                    epoch += 1;
+                }
+                *c = Client::fresh(epoch);
+            }
+            ActKind::Stall => c.phase = Phase::Stalled,
+            _ => c.phase = Phase::Idle,
+        }
+    }
+
+    fn fault_of(&self, w: &World, a: &Action) -> bool {
         let fault_kind = matches!(
             a.kind,
             ActKind::Impersonate | ActKind::Timer(Ev::PartitionUnload) | ActKind::Timer(Ev::OffsetsExpire)
         );
-        let expires_live = self.expires_live_member(w, a);
-        let ctx = Emit { a, inp: &inp, fault: fault_kind || a.append_fails || expires_live };
-        match memo {
-            Some((m, v)) => {
-                let made = |t: Transition| {
-                    let mut after = t.after.clone();
-                    normalize(&mut after);
-                    let verdicts = v(&w.group, &inp, &t);
-                    MemoStep { t: Rc::new(t), after, verdicts }
-                };
-                for st in m.steps(&self.table, &w.group, &inp, settings, a.append_fails, made)?.iter() {
-                    self.emit(w, &ctx, &st.t, st.after.clone(), Some(st.verdicts), out);
-                }
-            }
-            None => {
-                for t in step_all(&self.table, &w.group, &inp, settings)? {
-                    let mut after = t.after.clone();
-                    normalize(&mut after);
-                    self.emit(w, &ctx, &Rc::new(t), after, None, out);
-                }
-            }
+        fault_kind || a.append_fails || self.expires_live_member(w, a)
+    }
+
+    /// The successors of one action, each handed to `f` as a view of `scratch`.
+    fn apply_each(
+        &self,
+        w: &World,
+        a: &Action,
+        scratch: &mut World,
+        f: &mut dyn FnMut(&SuccView) -> Result<(), StepError>,
+    ) -> Result<(), StepError> {
+        let Some(inp) = self.input_of(w, a)? else {
+            self.client_move(w, a, scratch);
+            let fault = a.kind != ActKind::RequestTimeout;
+            return f(&SuccView { world: scratch, input: None, transition: None, verdicts: None, fault, lost: (0, 0) });
+        };
+        let settings = if a.append_fails { &self.failing } else { &self.settings };
+        let ctx = Emit { a, inp: &inp, fault: self.fault_of(w, a) };
+        step_each(&self.table, &w.group, &inp, settings, |t| self.emit(w, &ctx, &t, None, scratch, f))
+    }
+
+    fn apply_memo(
+        &self,
+        w: &World,
+        a: &Action,
+        m: &mut StepMemo,
+        v: Verdicts,
+        out: &mut Vec<Successor>,
+    ) -> Result<(), StepError> {
+        let mut scratch = World { group: Group::default(), clients: Clients::new() };
+        let mut keep = |sv: &SuccView| {
+            out.push(sv.to_successor());
+            Ok(())
+        };
+        let Some(inp) = self.input_of(w, a)? else {
+            return self.apply_each(w, a, &mut scratch, &mut keep);
+        };
+        let settings = if a.append_fails { &self.failing } else { &self.settings };
+        let ctx = Emit { a, inp: &inp, fault: self.fault_of(w, a) };
+        let made = |t: Transition| {
+            let verdicts = v(&w.group, &inp, &t);
+            MemoStep { t: Rc::new(t), verdicts }
+        };
+        for st in m.steps(&self.table, &w.group, &inp, settings, a.append_fails, made)?.iter() {
+            self.emit(w, &ctx, &st.t, Some(st.verdicts), &mut scratch, &mut keep)?;
         }
         Ok(())
     }
 
     /// The successors of one step: one per subset of its deliveries lost (fault "lost"), in
-    /// abstract.py's order, each with the group after the step (`after`, normalised).
+    /// abstract.py's order, each with the group after the step (normalised), handed to `f` as
+    /// views of `scratch`.
     fn emit(
         &self,
         w: &World,
         ctx: &Emit,
-        t: &Rc<Transition>,
-        after: Group,
+        t: &Transition,
         verdicts: Option<u64>,
-        out: &mut Vec<Successor>,
-    ) {
+        scratch: &mut World,
+        f: &mut dyn FnMut(&SuccView) -> Result<(), StepError>,
+    ) -> Result<(), StepError> {
         let deliveries = self.deliveries(w, t, ctx.a);
         let nd = deliveries.len();
         // every subset of the deliveries lost (bit nd-1-k: delivery k), in abstract.py's order
         let variants: u32 = if !self.b.has(F_LOST) || self.b.open || nd == 0 { 1 } else { 1 << nd };
-        let mut after = Some(after);
+        // a step that changes neither the group nor a client (an admin request, a timer that
+        // finds nothing to do) leads back to `w` itself: nothing to copy
+        let clients_stay = nd == 0 && (self.b.open || !matches!(ctx.a.kind, ActKind::Send | ActKind::Impersonate));
+        if clients_stay && t.after == w.group {
+            return f(&SuccView {
+                world: w,
+                input: Some(ctx.inp),
+                transition: Some(t),
+                verdicts,
+                fault: ctx.fault,
+                lost: (0, 0),
+            });
+        }
         for bits in 0..variants {
-            let clients = self.deliver(w, ctx.a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0);
-            let group = if bits + 1 == variants { after.take().unwrap_or_default() } else { after.clone().unwrap_or_default() };
-            out.push(Successor {
-                world: World { group, clients },
-                input: Some(ctx.inp.clone()),
-                transition: Some(t.clone()),
+            self.deliver(w, ctx.a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0, &mut scratch.clients);
+            scratch.group.clone_from(&t.after);
+            normalize(&mut scratch.group);
+            f(&SuccView {
+                world: scratch,
+                input: Some(ctx.inp),
+                transition: Some(t),
                 verdicts,
                 fault: ctx.fault || bits != 0,
                 lost: (bits, nd as u8),
-            });
+            })?;
         }
+        Ok(())
     }
 
     fn expires_live_member(&self, w: &World, a: &Action) -> bool {
@@ -574,11 +671,11 @@ impl Model {
         out
     }
 
-    fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: impl Fn(usize) -> bool) -> Clients {
+    fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: impl Fn(usize) -> bool, cs: &mut Clients) {
+        cs.clone_from(&w.clients);
         if self.b.open {
-            return w.clients.clone();
+            return;
         }
-        let mut cs = w.clients.clone();
         if matches!(a.kind, ActKind::Send | ActKind::Impersonate) {
             let ci = a.client as usize;
             match &a.req {
@@ -592,7 +689,6 @@ impl Model {
             let c = std::mem::take(&mut cs[*i]);
             cs[*i] = react(c, resp, lost(k));
         }
-        cs
     }
 
     /// AbstractModel.within_bounds

@@ -13,7 +13,7 @@ use crate::model::{
     E_NOT_COORDINATOR, E_REBALANCE_IN_PROGRESS, E_UNKNOWN_MEMBER_ID,
 };
 use crate::pyrandom::PyRandom;
-use crate::step::{Atom, Effect, Field, Form, Lit, ReplyKind, Table, FIELDS};
+use crate::step::{urgent_loop, Atom, Effect, Field, Form, Lit, ReplyKind, Table, UrgentStep, FIELDS};
 use std::rc::Rc;
 
 pub type Str = Rc<str>;
@@ -1134,40 +1134,34 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), Lacks> {
     Ok((ri, resp))
 }
 
-const MAX_URGENT_STEPS: usize = 16;
+fn urgent_probe(ev: Ev) -> Input {
+    Input { kind: ev, req: None, member: None, instance: None, rid: 0 }
+}
+
+impl UrgentStep for Ctx<'_> {
+    type Error = Lacks;
+    fn urgent_holds(&self, _: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, Lacks> {
+        let probe = urgent_probe(ev);
+        for (lit, pos) in lits {
+            let Lit::Native(a) = lit else { return Err("an urgent atom through Python".into()) };
+            if eval_atom(*a, &self.g, &probe, self.s)? != *pos {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), Lacks> {
+        let saved = std::mem::replace(&mut self.inp, urgent_probe(ev));
+        let before = self.g.clone();
+        let r = fire(t, self);
+        self.inp = saved;
+        let (ri, _) = r?;
+        Ok((ri, self.g != before))
+    }
+}
 
 fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Vec<u16>) -> Result<(), Lacks> {
-    for _ in 0..MAX_URGENT_STEPS {
-        let mut any = false;
-        for (ev, lits) in &t.urgent {
-            let probe = Input { kind: *ev, req: None, member: None, instance: None, rid: 0 };
-            let mut holds = true;
-            for (lit, pos) in lits {
-                let Lit::Native(a) = lit else { return Err("an urgent atom through Python".into()) };
-                if eval_atom(*a, &ctx.g, &probe, ctx.s)? != *pos {
-                    holds = false;
-                    break;
-                }
-            }
-            if holds {
-                let saved = std::mem::replace(&mut ctx.inp, probe);
-                let before = ctx.g.clone();
-                let r = fire(t, ctx);
-                ctx.inp = saved;
-                let (ri, _) = r?;
-                fired.push(ri as u16);
-                if ctx.g == before {
-                    return Ok(());
-                }
-                any = true;
-                break;
-            }
-        }
-        if !any {
-            return Ok(());
-        }
-    }
-    Err("urgent events loop".into())
+    urgent_loop(t, ctx, fired, |_, _| "urgent events loop".into())
 }
 
 /// model/step.py step (FirstChoice: the first option of every choice).

@@ -128,6 +128,19 @@ impl Store {
     fn bytes(&self) -> usize {
         self.keys.len() + 4 * self.key_off.len() + self.table.capacity() * 5
     }
+    /// Forgets the states from `n` on (the newest ones).
+    fn truncate(&mut self, n: usize) {
+        while self.len() > n {
+            let id = (self.len() - 1) as u32;
+            let (a, b) = (self.key_off[id as usize] as usize, self.key_off[id as usize + 1] as usize);
+            let h = self.hasher.hash_one(&self.keys[a..b]);
+            if let Ok(e) = self.table.find_entry(h, |&i| i == id) {
+                e.remove();
+            }
+            self.keys.truncate(a);
+            self.key_off.pop();
+        }
+    }
 }
 
 /// The packed worlds of the states waiting in the BFS queue, oldest first.
@@ -169,6 +182,43 @@ impl Queue {
     /// The most bytes in use at once.
     fn bytes(&self) -> usize {
         self.peak
+    }
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+    /// Forgets the newest worlds, keeping `n`.
+    fn truncate(&mut self, n: usize) {
+        while self.starts.len() > n {
+            if let Some(a) = self.starts.pop_back() {
+                self.bytes.truncate(a as usize);
+            }
+        }
+    }
+}
+
+/// The violations found, each property once when `first_only`, none of those in `skip`.
+struct Report<'a> {
+    found: Vec<Found>,
+    seen: Vec<String>,
+    skip: &'a [String],
+    first_only: bool,
+}
+
+impl Report<'_> {
+    fn add(&mut self, name: &str, node: u32, extra: Option<u32>) {
+        if self.skip.iter().any(|s| s == name) || (self.first_only && self.seen.iter().any(|s| s == name)) {
+            return;
+        }
+        self.seen.push(name.to_string());
+        self.found.push(Found { name: name.to_string(), node, extra, stuck: None, request: None });
+    }
+    /// How many were found so far (`undo` goes back to it).
+    fn mark(&self) -> (usize, usize) {
+        (self.found.len(), self.seen.len())
+    }
+    fn undo(&mut self, (found, seen): (usize, usize)) {
+        self.found.truncate(found);
+        self.seen.truncate(seen);
     }
 }
 
@@ -284,8 +334,7 @@ pub fn explore(
     let mut quiet = Bits::default();
     let mut calm = Edges { stream: Vec::new(), count: 0 };
     let mut rows_fired = vec![0u64; model.table.rows.len()];
-    let mut violations: Vec<Found> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    let mut report = Report { found: Vec::new(), seen: Vec::new(), skip: &opts.skip, first_only: opts.first_violation_only };
     let mut frontier = 0u64;
     let mut edges = 0u64;
     let mut interrupted = false;
@@ -293,15 +342,9 @@ pub fn explore(
     let mut enc = Vec::with_capacity(128);
     let mut here = Vec::with_capacity(128);
     let mut succs: Vec<Successor> = Vec::new();
+    let mut scratch = Scratch::default();
 
     let mut settle: Option<Vec<String>> = opts.settle.clone();
-    let mut violate = |violations: &mut Vec<Found>, name: &str, node: u32, extra: Option<u32>| {
-        if opts.skip.iter().any(|s| s == name) || (opts.first_violation_only && seen.iter().any(|s| s == name)) {
-            return;
-        }
-        seen.push(name.to_string());
-        violations.push(Found { name: name.to_string(), node, extra, stuck: None, request: None });
-    };
     let mut cut_short = String::new();
     let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
     let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();
@@ -334,18 +377,20 @@ pub fn explore(
     }
     for inv in &state_invs {
         if state_violated(*inv, &init.group) {
-            violate(&mut violations, inv_name(*inv), 0, None);
+            report.add(inv_name(*inv), 0, None);
         }
     }
     for (i, name) in &py_state {
         if cb.ok_or_else(no_callbacks)?.state_violated(*i, &init.group)? {
-            violate(&mut violations, name, 0, None);
+            report.add(name, 0, None);
         }
     }
     let mut head = 0usize;
     let mut node_depth = 0u16;
     let mut targets: Vec<(u32, bool)> = Vec::new();
     let mut calm_targets: Vec<u32> = Vec::new();
+    // the rows each successor of the current state fired (counted once all its successors are made)
+    let mut fired_now: Vec<u16> = Vec::new();
     let mut since_tick = 0usize;
     while head < store.len() {
         let node = head as u32;
@@ -366,15 +411,90 @@ pub fn explore(
         if quiescent(&w.group) {
             quiet.set(node as usize);
         }
+        // what a state's successors add, undone when the table turns out ill-formed in it
+        let undo = (store.len(), queue.len(), report.mark(), levels.0.len());
+        targets.clear();
+        fired_now.clear();
+        let mut k = 0usize;
+        let mut visit = |s: &SuccView| -> Result<(), StepError> {
+            let pos = k;
+            k += 1;
+            if let (Some(t), Some(inp)) = (s.transition, s.input) {
+                fired_now.extend_from_slice(&t.rows);
+                for (i, inv) in transition_invs.iter().enumerate() {
+                    let bad = match s.verdicts {
+                        Some(v) => v & (1 << i) != 0,
+                        None => transition_violated(*inv, &model.table.rows, &w.group, inp, t),
+                    };
+                    if bad {
+                        report.add(inv_name(*inv), node, Some(pos as u32));
+                    }
+                }
+                if !py_transition.is_empty() {
+                    let ids: Vec<String> = t.rows.iter().map(|r| model.table.rows[*r as usize].id.clone()).collect();
+                    for (i, name) in &py_transition {
+                        if cb.ok_or_else(no_callbacks)?.transition_violated(*i, &ids, &w.group, inp, t)? {
+                            report.add(name, node, Some(pos as u32));
+                        }
+                    }
+                }
+            }
+            if std::ptr::eq(s.world, &w) || *s.world == w {
+                targets.push((node, s.fault));
+                return Ok(());
+            }
+            canon.key(s.world, &mut key);
+            let (nxt, new) = store.intern(&key)?;
+            if new {
+                encode_world(s.world, &mut enc)?;
+                queue.push(&enc)?;
+                parent.push(node);
+                ord.push(u16::try_from(pos).map_err(|_| "more than 65,535 successors of one state".to_string())?);
+                if levels.0.len() == node_depth as usize + 1 {
+                    levels.0.push(nxt);
+                }
+                for inv in &state_invs {
+                    if state_violated(*inv, &s.world.group) {
+                        report.add(inv_name(*inv), nxt, None);
+                    }
+                }
+                for (i, name) in &py_state {
+                    if cb.ok_or_else(no_callbacks)?.state_violated(*i, &s.world.group)? {
+                        report.add(name, nxt, None);
+                    }
+                }
+            }
+            targets.push((nxt, s.fault));
+            Ok(())
+        };
         let found = if memo_on {
-            model.successors_memo(&w, &mut memo, &verdicts, &mut succs)
+            model.successors_memo(&w, &mut memo, &verdicts, &mut succs).and_then(|()| {
+                succs.iter().try_for_each(|s| {
+                    visit(&SuccView {
+                        world: &s.world,
+                        input: s.input.as_ref(),
+                        transition: s.transition.as_deref(),
+                        verdicts: s.verdicts,
+                        fault: s.fault,
+                        lost: s.lost,
+                    })
+                })
+            })
         } else {
-            model.successors_into(&w, &mut succs)
+            model.each_successor(&w, &mut scratch, &mut visit)
         };
         match found {
             Ok(()) => {}
             Err(StepError::Defect(_)) => {
-                violate(&mut violations, WELL_FORMED, node, None);
+                // Python's explorer records no successor of a state whose step is ill-formed
+                let (states, queued, found, levels_len) = undo;
+                store.truncate(states);
+                queue.truncate(queued);
+                parent.truncate(states);
+                ord.truncate(states);
+                levels.0.truncate(levels_len);
+                report.undo(found);
+                report.add(WELL_FORMED, node, None);
                 if opts.liveness {
                     calm.push(node, &[]);
                 }
@@ -382,56 +502,8 @@ pub fn explore(
             }
             Err(StepError::Internal(e)) => return Err(e),
         }
-        targets.clear();
-        for (k, s) in succs.iter().enumerate() {
-            if let (Some(t), Some(inp)) = (&s.transition, &s.input) {
-                for r in &t.rows {
-                    rows_fired[*r as usize] += 1;
-                }
-                for (i, inv) in transition_invs.iter().enumerate() {
-                    let bad = match s.verdicts {
-                        Some(v) => v & (1 << i) != 0,
-                        None => transition_violated(*inv, &model.table.rows, &w.group, inp, t),
-                    };
-                    if bad {
-                        violate(&mut violations, inv_name(*inv), node, Some(k as u32));
-                    }
-                }
-                if !py_transition.is_empty() {
-                    let ids: Vec<String> = t.rows.iter().map(|r| model.table.rows[*r as usize].id.clone()).collect();
-                    for (i, name) in &py_transition {
-                        if cb.ok_or_else(no_callbacks)?.transition_violated(*i, &ids, &w.group, inp, t)? {
-                            violate(&mut violations, name, node, Some(k as u32));
-                        }
-                    }
-                }
-            }
-            if s.world == w {
-                targets.push((node, s.fault));
-                continue;
-            }
-            canon.key(&s.world, &mut key);
-            let (nxt, new) = store.intern(&key)?;
-            if new {
-                encode_world(&s.world, &mut enc)?;
-                queue.push(&enc)?;
-                parent.push(node);
-                ord.push(u16::try_from(k).map_err(|_| "more than 65,535 successors of one state".to_string())?);
-                if levels.0.len() == node_depth as usize + 1 {
-                    levels.0.push(nxt);
-                }
-                for inv in &state_invs {
-                    if state_violated(*inv, &s.world.group) {
-                        violate(&mut violations, inv_name(*inv), nxt, None);
-                    }
-                }
-                for (i, name) in &py_state {
-                    if cb.ok_or_else(no_callbacks)?.state_violated(*i, &s.world.group)? {
-                        violate(&mut violations, name, nxt, None);
-                    }
-                }
-            }
-            targets.push((nxt, s.fault));
+        for r in &fired_now {
+            rows_fired[*r as usize] += 1;
         }
         targets.sort_unstable();
         calm_targets.clear();
@@ -475,20 +547,21 @@ pub fn explore(
                 break;
             }
         }
-        if opts.stop_at_first_violation && !violations.is_empty() {
+        if opts.stop_at_first_violation && !report.found.is_empty() {
             cut_short = "stopped at the first violation".to_string();
             break;
         }
         if let Some(pending) = settle.as_mut() {
-            if violations.iter().any(|v| v.name != LIVENESS) {
+            if report.found.iter().any(|v| v.name != LIVENESS) {
                 pending.retain(|p| p != LIVENESS);
             }
-            if !pending.is_empty() && pending.iter().all(|p| violations.iter().any(|v| &v.name == p)) {
+            if !pending.is_empty() && pending.iter().all(|p| report.found.iter().any(|v| &v.name == p)) {
                 cut_short = "every checked property has a counterexample".to_string();
                 break;
             }
         }
     }
+    let mut violations = report.found;
     let states = store.len();
     let max_depth = levels.depth(states as u32 - 1);
     // every per-state structure, in use at the end of the search (the queue at its fullest)

@@ -1210,11 +1210,17 @@ pub struct RowData {
 
 pub struct Table {
     pub rows: Vec<RowSpec>,
-    index: FxHashMap<(State, Ev), Vec<usize>>,
+    /// The rows of each (state, event), at `slot(state, event)`.
+    index: Vec<Vec<usize>>,
     pub urgent: Vec<(Ev, Vec<(Lit, bool)>)>,
     /// The atoms evaluated through Python (`Lit::Py` indexes them).
     pub py_atoms: Vec<String>,
     pub callbacks: Option<Box<dyn Callbacks + Send + Sync>>,
+}
+
+/// The position of (state, event) in `Table::index`.
+fn slot(state: State, event: Ev) -> usize {
+    state as usize * Ev::ALL.len() + event as usize
 }
 
 fn lookup<T: Copy>(table: &[(&str, T)], name: &str, what: &str) -> Result<T, String> {
@@ -1345,7 +1351,7 @@ impl Table {
         // One RowSpec per row id (rows listing several states share it), indexed per state.
         let mut rows: Vec<RowSpec> = Vec::new();
         let mut by_id: FxHashMap<String, usize> = FxHashMap::default();
-        let mut index: FxHashMap<(State, Ev), Vec<usize>> = FxHashMap::default();
+        let mut index: Vec<Vec<usize>> = vec![Vec::new(); State::ALL.len() * Ev::ALL.len()];
         for (st, spec) in out {
             let i = match by_id.get(&spec.id) {
                 Some(i) => *i,
@@ -1355,7 +1361,7 @@ impl Table {
                     rows.len() - 1
                 }
             };
-            index.entry((st, rows[i].event)).or_default().push(i);
+            index[slot(st, rows[i].event)].push(i);
         }
         let mut urg = Vec::new();
         for (ev, lits) in urgent {
@@ -1374,7 +1380,7 @@ impl Table {
 
     /// The rows of (state, event), in table order (the concrete replay matches them itself).
     pub fn candidates(&self, state: State, event: Ev) -> &[usize] {
-        self.index.get(&(state, event)).map(Vec::as_slice).unwrap_or(&[])
+        &self.index[slot(state, event)]
     }
 
     /// A literal's atom, natively or through Python.
@@ -1436,8 +1442,7 @@ pub struct Transition {
 fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     let before_state = ctx.g.state;
     let kind = ctx.inp.kind;
-    let empty = Vec::new();
-    let cands = t.index.get(&(before_state, kind)).unwrap_or(&empty);
+    let cands = t.candidates(before_state, kind);
     let mut memo: SmallVec<[u8; 64]> = smallvec::smallvec![2; ATOMS.len() + t.py_atoms.len()];
     let mut matched: SmallVec<[usize; 2]> = SmallVec::new();
     for &ri in cands {
@@ -1506,28 +1511,36 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), StepError> {
     Ok((ri, resp))
 }
 
-const MAX_URGENT_STEPS: usize = 16;
+/// How many urgent events may fire in a row before the loop counts as one that never settles.
+pub const MAX_URGENT_STEPS: usize = 16;
 
-fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepError> {
+/// What step.py's urgent-events loop needs of a step in progress; the explorer's step (here) and
+/// the concrete replay's (concrete.rs) both run the loop through `urgent_loop`.
+pub trait UrgentStep {
+    type Error;
+    /// Whether the urgent event's guard literals hold on the group as it is now.
+    fn urgent_holds(&self, t: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, Self::Error>;
+    /// Fires the urgent event (its input restored afterwards): the row fired, and whether the
+    /// group changed.
+    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), Self::Error>;
+}
+
+/// step.py's urgent loop: the first urgent event (in the table's order) whose guard holds fires,
+/// again and again, until none holds or one changes nothing; `looped` makes the error when it has
+/// not settled after MAX_URGENT_STEPS. Each fired row is appended to `fired`.
+pub fn urgent_loop<C: UrgentStep, F: Extend<u16>>(
+    t: &Table,
+    c: &mut C,
+    fired: &mut F,
+    looped: impl FnOnce(&C, &F) -> C::Error,
+) -> Result<(), C::Error> {
     for _ in 0..MAX_URGENT_STEPS {
         let mut any = false;
         for (ev, lits) in &t.urgent {
-            let probe = Input { kind: *ev, req: None, member: None, instance: NOINST, request_id: 0 };
-            let mut holds = true;
-            for (a, pos) in lits {
-                if t.eval(*a, &ctx.g, &probe, ctx.s)? != *pos {
-                    holds = false;
-                    break;
-                }
-            }
-            if holds {
-                let saved = std::mem::replace(&mut ctx.inp, probe);
-                let before = ctx.g.clone();
-                let r = fire(t, ctx);
-                ctx.inp = saved;
-                let (ri, _) = r?;
-                fired.push(ri as u16);
-                if ctx.g == before {
+            if c.urgent_holds(t, *ev, lits)? {
+                let (ri, changed) = c.fire_urgent(t, *ev)?;
+                fired.extend([ri as u16]);
+                if !changed {
                     return Ok(());
                 }
                 any = true;
@@ -1538,11 +1551,42 @@ fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepErr
             return Ok(());
         }
     }
-    let tail: Vec<String> = fired[fired.len().saturating_sub(MAX_URGENT_STEPS)..]
-        .iter()
-        .map(|i| t.rows[*i as usize].id.clone())
-        .collect();
-    Err(defect(ctx.g.state, "urgent", tail, "urgent events loop"))
+    Err(looped(c, fired))
+}
+
+fn urgent_probe(ev: Ev) -> Input {
+    Input { kind: ev, req: None, member: None, instance: NOINST, request_id: 0 }
+}
+
+impl UrgentStep for Ctx<'_> {
+    type Error = StepError;
+    fn urgent_holds(&self, t: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, StepError> {
+        let probe = urgent_probe(ev);
+        for (a, pos) in lits {
+            if t.eval(*a, &self.g, &probe, self.s)? != *pos {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), StepError> {
+        let saved = std::mem::replace(&mut self.inp, urgent_probe(ev));
+        let before = self.g.clone();
+        let r = fire(t, self);
+        self.inp = saved;
+        let (ri, _) = r?;
+        Ok((ri, self.g != before))
+    }
+}
+
+fn run_urgent(t: &Table, ctx: &mut Ctx, fired: &mut Fired) -> Result<(), StepError> {
+    urgent_loop(t, ctx, fired, |ctx, fired| {
+        let tail: Vec<String> = fired[fired.len().saturating_sub(MAX_URGENT_STEPS)..]
+            .iter()
+            .map(|i| t.rows[*i as usize].id.clone())
+            .collect();
+        defect(ctx.g.state, "urgent", tail, "urgent events loop")
+    })
 }
 
 /// step.py step: one input applied to one group, with the chooser's choices.
@@ -1590,11 +1634,26 @@ pub fn step(t: &Table, g: &Group, inp: &Input, s: &Settings, ch: &mut Chooser) -
 /// step.py step_all: every outcome, one per resolution of the choices, in step_all's order.
 pub fn step_all(t: &Table, g: &Group, inp: &Input, s: &Settings) -> Result<Vec<Transition>, StepError> {
     let mut out = Vec::new();
+    step_each(t, g, inp, s, |tr| {
+        out.push(tr);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `step_all` handing each outcome to `f` as it is made (nothing collected).
+pub fn step_each(
+    t: &Table,
+    g: &Group,
+    inp: &Input,
+    s: &Settings,
+    mut f: impl FnMut(Transition) -> Result<(), StepError>,
+) -> Result<(), StepError> {
     let mut stack: SmallVec<[Choices; 2]> = smallvec::smallvec![Choices::new()];
     while let Some(prefix) = stack.pop() {
         let plen = prefix.len();
         let mut ch = Chooser { prefix, made: Choices::new(), counts: Choices::new() };
-        out.push(step(t, g, inp, s, &mut ch)?);
+        let tr = step(t, g, inp, s, &mut ch)?;
         for i in plen..ch.made.len() {
             for alt in 1..ch.counts[i] {
                 let mut p: Choices = ch.made[..i].iter().copied().collect();
@@ -1602,18 +1661,17 @@ pub fn step_all(t: &Table, g: &Group, inp: &Input, s: &Settings) -> Result<Vec<T
                 stack.push(p);
             }
         }
+        f(tr)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 // ------------------------------------------------------------------ memo
 
-/// One outcome of a memoised step: the transition, the group after it as the caller keeps it
-/// (the abstract model's normal form), and the caller's transition-invariant verdicts (bit i:
-/// its invariant i is violated by this step).
+/// One outcome of a memoised step: the transition and the caller's transition-invariant verdicts
+/// (bit i: its invariant i is violated by this step).
 pub struct MemoStep {
     pub t: std::rc::Rc<Transition>,
-    pub after: Group,
     pub verdicts: u64,
 }
 

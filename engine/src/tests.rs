@@ -326,7 +326,7 @@ fn the_step_memo_answers_each_key_with_its_own_step() {
     let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
     let beat = Input { kind: Ev::Heartbeat, ..join.clone() };
     let g = Group::default();
-    let make = |t: Transition| MemoStep { after: t.after.clone(), t: std::rc::Rc::new(t), verdicts: 7 };
+    let make = |t: Transition| MemoStep { t: std::rc::Rc::new(t), verdicts: 7 };
     let reply = |m: &mut StepMemo, x: &Input, variant: bool| {
         let steps = m.steps(&t, &g, x, &s, variant, make).unwrap_or_else(|_| panic!("the step failed"));
         assert_eq!(steps.len(), 1);

@@ -15,6 +15,7 @@ from check.historical import HISTORICAL
 from check.mutants import MUTANT_BOUNDS, MUTANTS
 from check.native import choose_engine, explore_native
 from check.plan import AGREEMENT_PLAN
+from model.dsl import Table
 from model.table import CLASSIC_TABLE, URGENT
 
 
@@ -111,3 +112,21 @@ def test_the_whole_default_plan_covers_every_row_or_says_why_natively() -> None:
         fired |= set(r.rows_fired)
     assert [row.id for row in CLASSIC_TABLE.rows if row.id not in fired and not row.unreachable] == []
     assert [row.id for row in CLASSIC_TABLE.rows if row.id in fired and row.unreachable] == []
+
+
+def test_an_ill_formed_step_keeps_no_successor_of_its_state_in_either_engine() -> None:
+    """Negative control of the native explorer's undo: without its Stable "summary" row,
+    DescribeGroups (an admin request, tried after the clients' moves, whose successors the engine
+    has by then stored) matches no row in a Stable group. Both explorers report the table as not well formed
+    there and keep no successor, no row count and no violation of such a state: the same counts."""
+    rows = tuple(r for r in CLASSIC_TABLE.rows if r.id != "Stable/DescribeGroups/summary")
+    assert len(rows) == len(CLASSIC_TABLE.rows) - 1
+    table = Table(name="no-describe-summary", rows=rows, events=CLASSIC_TABLE.events)
+    b = Bounds(dynamic=2, max_generation=1, faults=frozenset({"session"}))
+    native = explore_native(table, URGENT, b, progress=None, first_violation_only=False)
+    python = explore(table, URGENT, b, progress=None, first_violation_only=False)
+    assert [v.invariant for v in native.violations].count("table-well-formed") > 1
+    assert _summary(native) == _summary(python)
+    # the states past the first Stable group are never reached
+    whole = explore_native(CLASSIC_TABLE, URGENT, b, progress=None)
+    assert native.states < whole.states
