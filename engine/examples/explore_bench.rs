@@ -71,6 +71,7 @@ fn main() -> Result<(), String> {
             max_ids_per_client: num(5, 2) as usize,
             group_max_size: 1 << 30,
             metadata_changes: false,
+            group_id_empty: false,
         };
         let model = Model::new(table, b);
         let invariants = doc["invariants"]
