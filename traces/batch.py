@@ -7,7 +7,9 @@ vector expressions. Only the rows that fail either step are run through the Pyth
 one, which gives their reject reason. Rows that pass are staged without decoding their payload:
 request/response payloads are decoded exactly once, in stage 2 (`traces.pipeline`), where a payload
 that does not decode or disagrees with its columns is rejected with the same reason
-`validate_row` gives. `kind=config` rows (one per group) are always checked in Python.
+`validate_row` gives. `kind=config` rows (one per group) are checked in Python after pyarrow's
+parse; after the engine's parse of JSON Lines (`stage_parsed`) and for Parquet records only their
+payload is (`flag_rows_with_configs`, cached by payload text).
 """
 
 from __future__ import annotations
@@ -183,7 +185,7 @@ def stage_records(table: Any, origins: Any, python_check: PythonCheck) -> Any:
     """Parquet records (already typed by the file's schema) -> a staged Arrow table."""
     import pyarrow as pa
 
-    good, bad_rows = stage_table(table, origins)
+    good, bad_rows = stage_table(table, origins, flag_rows_with_configs(table))
     if not bad_rows:
         return good
     checked = pa.Table.from_pylist([python_check(i) for i in bad_rows], schema=staged_schema())
@@ -194,6 +196,26 @@ def stage_records(table: Any, origins: Any, python_check: PythonCheck) -> Any:
 
 NATIVE_EXTRA: Final = ("__line", "__start", "__end")  # a parsed row's line (or batch row) and byte span
 LineCheck = Callable[[int, int, int], dict[str, Any]]  # (line, start, end) -> staged row (Python)
+
+
+def flag_rows_with_configs(table: Any) -> Any:
+    """`flag_rows`, but a config row that passes the column rules is flagged only when its payload
+    does not load (what traces.validate adds for config rows), instead of always."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not table.num_rows:
+        return pa.array([], pa.bool_())
+    flagged = flag_rows(table, config_rows=False)
+    configs = pc.and_(pc.fill_null(pc.equal(table["kind"], EventKind.config.value), False), pc.invert(flagged))
+    if pc.any(configs).as_py():
+        index = pc.indices_nonzero(configs)
+        payloads = table["payload"].take(index).to_pylist()
+        refused = [i for i, p in zip(index.to_pylist(), payloads) if not config_payload_ok(p)]
+        if refused:
+            mask = pc.is_in(pa.array(range(table.num_rows), pa.int64()), value_set=pa.array(refused, pa.int64()))
+            flagged = pc.or_(flagged, mask)
+    return flagged
 
 
 @functools.lru_cache(maxsize=256)
@@ -223,25 +245,15 @@ def stage_parsed(parsed: Any, failed: Sequence[tuple[int, int, int]], python_che
     """A chunk the native parser read (`JsonlStager.stage`/`stage_batch`) -> a staged Arrow table.
 
     The parser only parses: the column rules are the same vector checks as for pyarrow's parse
-    (`stage_table`). The lines it did not parse and the rows the checks flag go through
-    `python_check(line, start, end)`, the Python validator, which gives their reason.
+    (`stage_table`, config rows by `flag_rows_with_configs`). The lines it did not parse and the
+    rows the checks flag go through `python_check(line, start, end)`, the Python validator, which
+    gives their reason.
     """
     import pyarrow as pa
 
-    import pyarrow.compute as pc
-
     table = pa.Table.from_batches([parsed])
     trace = table.select(list(COLUMN_NAMES))
-    flagged = flag_rows(trace, config_rows=False) if trace.num_rows else pa.array([], pa.bool_())
-    configs = pc.and_(pc.fill_null(pc.equal(trace["kind"], EventKind.config.value), False), pc.invert(flagged))
-    if pc.any(configs).as_py():  # config rows whose payload loads_config refuses are Python's
-        index = pc.indices_nonzero(configs)
-        payloads = trace["payload"].take(index).to_pylist()
-        refused = [i for i, p in zip(index.to_pylist(), payloads) if not config_payload_ok(p)]
-        if refused:
-            mask = pc.is_in(pa.array(range(trace.num_rows), pa.int64()), value_set=pa.array(refused, pa.int64()))
-            flagged = pc.or_(flagged, mask)
-    good, bad_rows = stage_table(trace, trace["origin"], flagged)  # origin: filled in by the parser
+    good, bad_rows = stage_table(trace, trace["origin"], flag_rows_with_configs(trace))  # origin: the parser's
     redo = list(failed)
     if bad_rows:
         index = pa.array(bad_rows, pa.int64())

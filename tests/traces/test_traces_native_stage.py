@@ -95,3 +95,35 @@ def test_a_row_staged_differently_is_caught(tmp_path: Path) -> None:
     first[3]["ts_ms"] += 1
     tables[0] = pa.Table.from_pylist(first, schema=tables[0].schema)
     assert _by_origin(tables) != expected
+
+
+def test_config_rows_get_the_validators_verdicts_without_python(tmp_path: Path) -> None:
+    # config rows skip Python when their payload loads (checked once per payload text), in Parquet
+    # records as in JSON Lines; a payload loads_config refuses is rejected with the validator's reason
+    import pyarrow.parquet as pq
+
+    from traces.validate import RowError, validate_row
+
+    base = {"group_id": "g", "seq": 0, "ts_ms": 0, "source": "t", "kind": "config"}
+    payloads = ['{"group_max_size": 3}', '{"group_max_size": "3"}', '{"nope": 1}', "not json", '{"group_max_size": 3}',
+                "[]", '{"append_result": "NOPE"}']
+    rows: list[dict[str, Any]] = [base | {"seq": i, "payload": p} for i, p in enumerate(payloads)]
+    rows.append(base | {"seq": 9})  # no payload
+
+    def reason(row: dict[str, Any]) -> Any:
+        try:
+            validate_row(row)
+        except RowError as e:
+            return str(e)
+        return None
+
+    want = {row["seq"]: reason(row) for row in rows}
+    assert sum(v is not None for v in want.values()) == 6
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=batch.parse_schema()), path)
+    staged = pa.concat_tables(list(local._parquet_batches(str(path)))).to_pylist()
+    assert {r["seq"]: r["reject_reason"] for r in staged} == want
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    staged = pa.concat_tables(list(local._jsonl_native_batches(str(jsonl), _stager()))).to_pylist()
+    assert {r["seq"]: r["reject_reason"] for r in staged} == want
