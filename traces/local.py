@@ -284,10 +284,12 @@ def in_group_order(table: Any, fmt: str) -> bool:
     the groups themselves in any order). Rows with a null key: False (they are sorted)."""
     import pyarrow.compute as pc
 
-    n = table.num_rows
+    n: int = table.num_rows
     keys = [table[name] for name, _ in sort_columns(fmt)]
-    if n < 2 or any(k.null_count for k in keys):
-        return n < 2
+    if any(k.null_count for k in keys):
+        return False
+    if n < 2:
+        return True
     gid = keys[0]
     changes = pc.not_equal(gid.slice(1), gid.slice(0, n - 1))
     if pc.sum(changes).as_py() + 1 != pc.count_distinct(gid).as_py():

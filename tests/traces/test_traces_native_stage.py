@@ -17,6 +17,7 @@ from test_traces_batch import LINES
 from traces_helpers import model_trace, row_json
 from traces import batch, local
 from traces.job import stage1_jsonl, stage1_jsonl_native
+from traces.pipeline import validate_json_line
 
 pytestmark = pytest.mark.skipif(batch.native_stager() is None, reason="the native engine is not built")
 
@@ -71,7 +72,7 @@ def test_the_parsed_lines_skip_python(tmp_path: Path) -> None:
 
     def check(line: int, start: int, end: int) -> dict[str, Any]:
         checked.append(line)
-        return local.validate_json_line(data[start:end].decode(), f"f:{line}")
+        return validate_json_line(data[start:end].decode(), f"f:{line}")
 
     table = batch.stage_parsed(parsed, failed, check)
     assert failed == [] and table.num_rows == len(lines) and table["reject_reason"].null_count == len(lines)
