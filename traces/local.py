@@ -74,17 +74,8 @@ def _jsonl_batches(path: str) -> Iterator[Any]:
             yield staged(texts, first)
 
 
-def _jsonl_native_batches(path: str, stager: Any) -> Iterator[Any]:
-    """`_jsonl_batches` with the lines parsed by the engine (traces.batch `stage_parsed`), read in
-    chunks of whole lines; the lines it does not take are the Python validator's, as there."""
-    def staged(data: bytes, first: int) -> Any:
-        parsed, failed = stager.stage(data, path, first)
-
-        def check(line: int, start: int, end: int) -> Row:
-            return validate_json_line(data[start:end].decode("utf-8", "surrogateescape"), f"{path}:{line}")
-
-        return stage_parsed(parsed, failed, check)
-
+def _line_chunks(path: str) -> Iterator[tuple[bytes, int]]:
+    """(whole lines of about NATIVE_CHUNK_BYTES, the number of the first) over a file."""
     with open(path, "rb") as handle:
         first = 1
         rest = b""
@@ -95,10 +86,36 @@ def _jsonl_native_batches(path: str, stager: Any) -> Iterator[Any]:
                 rest = data
                 continue
             data, rest = data[:cut], data[cut:]
-            yield staged(data, first)
+            yield data, first
             first += data.count(b"\n")
         if rest:  # the last line, without a newline
-            yield staged(rest, first)
+            yield rest, first
+
+
+def _jsonl_native_batches(path: str, stager: Any) -> Iterator[Any]:
+    """`_jsonl_batches` with the lines parsed by the engine (traces.batch `stage_parsed`), chunk by
+    chunk; the lines it does not take are the Python validator's, as there. The engine parses the
+    next chunk in a thread (it releases the GIL) while this one is checked and spilled, so two
+    chunks at most are in memory."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def finish(parsing: Future[Any], data: bytes) -> Any:
+        parsed, failed = parsing.result()
+
+        def check(line: int, start: int, end: int) -> Row:
+            return validate_json_line(data[start:end].decode("utf-8", "surrogateescape"), f"{path}:{line}")
+
+        return stage_parsed(parsed, failed, check)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="groupspec-stage1") as pool:
+        pending: Optional[tuple[Future[Any], bytes]] = None
+        for data, first in _line_chunks(path):
+            parsing = pool.submit(stager.stage, data, path, first)
+            if pending is not None:
+                yield finish(*pending)
+            pending = parsing, data
+        if pending is not None:
+            yield finish(*pending)
 
 
 def _parquet_batches(path: str) -> Iterator[Any]:

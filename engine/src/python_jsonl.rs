@@ -18,6 +18,14 @@ const LINE: &str = "__line";
 const START: &str = "__start";
 const END: &str = "__end";
 
+/// A staged chunk: the parsed lines, and (line, start, end) of the others.
+type Staged = (RecordBatch, Vec<(i64, usize, usize)>);
+type PyStaged = (PyArrowType<RecordBatch>, Vec<(i64, usize, usize)>);
+
+fn to_py(staged: Result<Staged, String>) -> PyResult<PyStaged> {
+    staged.map(|(batch, failed)| (PyArrowType(batch), failed)).map_err(PyValueError::new_err)
+}
+
 enum Builder {
     S(StringBuilder),
     I64(Int64Builder),
@@ -86,7 +94,7 @@ impl<'c> Chunk<'c> {
         self.end.append_value(span.1 as i64);
     }
 
-    fn finish(mut self, schema: &SchemaRef) -> PyResult<(PyArrowType<RecordBatch>, Vec<(i64, usize, usize)>)> {
+    fn finish(mut self, schema: &SchemaRef) -> Result<Staged, String> {
         let mut arrays: Vec<ArrayRef> = self
             .builders
             .iter_mut()
@@ -101,8 +109,8 @@ impl<'c> Chunk<'c> {
         arrays.push(Arc::new(self.line.finish()));
         arrays.push(Arc::new(self.start.finish()));
         arrays.push(Arc::new(self.end.finish()));
-        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((PyArrowType(batch), self.failed))
+        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?;
+        Ok((batch, self.failed))
     }
 }
 
@@ -148,13 +156,26 @@ impl JsonlStager {
     /// columns, origin "PATH:LINE" where the row has none, `__line`, `__start`, `__end`; the lines
     /// not parsed as (line, start, end)). A span excludes the newline and one carriage return
     /// before it, as traces/local.py reads a line.
-    fn stage(&self, data: &[u8], path: &str, first_line: i64) -> PyResult<(PyArrowType<RecordBatch>, Vec<(i64, usize, usize)>)> {
-        let rows = memchr_count(data) + 1;
+    /// The GIL is released while the lines are parsed (traces/local.py reads the next chunk meanwhile).
+    fn stage(&self, py: Python<'_>, data: &[u8], path: &str, first_line: i64) -> PyResult<PyStaged> {
+        to_py(py.allow_threads(|| self.stage_lines(data, path, first_line)))
+    }
+
+    /// A Spark text batch (columns `value` binary, `file` string, `pos` int64) -> as `stage`,
+    /// with origin "FILE#POS" and `__line` the row of the batch (spans 0, 0).
+    fn stage_batch(&self, batch: PyArrowType<RecordBatch>) -> PyResult<PyStaged> {
+        to_py(self.stage_text_batch(&batch.0))
+    }
+}
+
+impl JsonlStager {
+    fn stage_lines(&self, data: &[u8], path: &str, first_line: i64) -> Result<Staged, String> {
+        let rows = memchr::memchr_iter(b'\n', data).count() + 1;
         let mut chunk = Chunk::new(&self.columns, self.origin, rows);
         let mut start = 0;
         let mut line = first_line;
         while start < data.len() {
-            let end = data[start..].iter().position(|&b| b == b'\n').map_or(data.len(), |p| start + p);
+            let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |p| start + p);
             let mut stop = end;
             if stop > start && data[stop - 1] == b'\r' {
                 stop -= 1;
@@ -168,21 +189,14 @@ impl JsonlStager {
         chunk.finish(&self.schema)
     }
 
-    /// A Spark text batch (columns `value` binary, `file` string, `pos` int64) -> as `stage`,
-    /// with origin "FILE#POS" and `__line` the row of the batch (spans 0, 0).
-    fn stage_batch(&self, batch: PyArrowType<RecordBatch>) -> PyResult<(PyArrowType<RecordBatch>, Vec<(i64, usize, usize)>)> {
-        let batch = batch.0;
-        let get = |name: &str| {
-            batch.column_by_name(name).ok_or_else(|| PyValueError::new_err(format!("the batch has no column {name}")))
-        };
+    fn stage_text_batch(&self, batch: &RecordBatch) -> Result<Staged, String> {
+        let get = |name: &str| batch.column_by_name(name).ok_or_else(|| format!("the batch has no column {name}"));
         let values = get("value")?;
-        let values = values
-            .as_binary_opt::<i32>()
-            .ok_or_else(|| PyValueError::new_err("column value: expected binary"))?;
+        let values = values.as_binary_opt::<i32>().ok_or("column value: expected binary")?;
         let files = get("file")?;
-        let files = files.as_string_opt::<i32>().ok_or_else(|| PyValueError::new_err("column file: expected string"))?;
+        let files = files.as_string_opt::<i32>().ok_or("column file: expected string")?;
         let pos = get("pos")?;
-        let pos = pos.as_primitive_opt::<Int64Type>().ok_or_else(|| PyValueError::new_err("column pos: expected int64"))?;
+        let pos = pos.as_primitive_opt::<Int64Type>().ok_or("column pos: expected int64")?;
         let mut chunk = Chunk::new(&self.columns, self.origin, batch.num_rows());
         for i in 0..batch.num_rows() {
             let text = if values.is_null(i) { &b""[..] } else { values.value(i) };
@@ -192,8 +206,4 @@ impl JsonlStager {
         }
         chunk.finish(&self.schema)
     }
-}
-
-fn memchr_count(data: &[u8]) -> usize {
-    data.iter().filter(|&&b| b == b'\n').count()
 }
