@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/cpu_split.py -- groupspec replay --input DIR --output OUT --master 'local[2]'
 
 Spark's Python workers are children of the JVM and exit only with it, so the kernel's child
-accounting does not see them in time; instead every process on the machine is sampled every
-`--every` seconds (/proc/PID/stat, utime + stime) while the command runs, and the largest value
-seen per process is summed per kind: `jvm` (java), `python-workers` (pyspark's daemon and the
+accounting does not see them in time; instead the command and its descendants (not other
+sessions' java processes) are sampled every `--every` seconds (/proc/PID/stat, utime + stime)
+while the command runs, and the largest value seen per process is summed per kind: `jvm` (java), `python-workers` (pyspark's daemon and the
 workers it forks), `driver` (the command itself and any other process whose command line names
 it). A process that starts and ends between two samples is missed, so keep `--every` well under
 a task's length. Linux only. Used for the CPU columns of benchmarks/traces_results.md.
@@ -21,8 +21,8 @@ import time
 from typing import Optional
 
 
-def _read(pid: int) -> Optional[tuple[str, float]]:
-    """(command line, CPU seconds) of a process, None when it is gone or unreadable."""
+def _read(pid: int) -> Optional[tuple[str, float, int]]:
+    """(command line, CPU seconds, parent pid) of a process, None when it is gone or unreadable."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
@@ -30,7 +30,7 @@ def _read(pid: int) -> Optional[tuple[str, float]]:
             fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return cmd, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cmd, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), int(fields[1])
 
 
 def kind_of(cmd: str, driver_pid: int, pid: int) -> Optional[str]:
@@ -56,12 +56,17 @@ def main() -> int:
     proc = subprocess.Popen(command)
     seen: dict[tuple[str, int], float] = {}
     while proc.poll() is None:
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            got = _read(int(name))
-            if got is None:
-                continue
+        procs = {int(name): got for name in os.listdir("/proc") if name.isdigit()
+                 for got in [_read(int(name))] if got is not None}
+        ours = {proc.pid}  # the command and its descendants only (other sessions run java too)
+        grew = True
+        while grew:
+            more = {pid for pid, got in procs.items() if got[2] in ours} - ours
+            ours |= more
+            grew = bool(more)
+        for pid in ours & procs.keys():
+            got = procs[pid]
+            name = str(pid)
             kind = kind_of(got[0], proc.pid, int(name))
             if kind is not None:
                 key = (kind, int(name))

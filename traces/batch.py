@@ -7,15 +7,19 @@ vector expressions. Only the rows that fail either step are run through the Pyth
 one, which gives their reject reason. Rows that pass are staged without decoding their payload:
 request/response payloads are decoded exactly once, in stage 2 (`traces.pipeline`), where a payload
 that does not decode or disagrees with its columns is rejected with the same reason
-`validate_row` gives. `kind=config` rows (one per group) are always checked in Python.
+`validate_row` gives. `kind=config` rows (one per group) are checked in Python after pyarrow's
+parse; after the engine's parse of JSON Lines (`stage_parsed`) and for Parquet records only their
+payload is (`flag_rows_with_configs`, cached by payload text).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 from typing import Any, Callable, Final, Optional, Sequence
 
 from model.vocabulary import ApiKey, Error, GroupState, TimerEvent
+from traces import codec
 from traces.schema import ALWAYS_REQUIRED, COLUMN_NAMES, COLUMNS, REQUIRED_BY_KIND, EventKind, LogEvent
 
 STAGED_EXTRA: Final = (("reject_reason", "string"), ("raw", "string"), ("ignored", "int64"))
@@ -86,8 +90,8 @@ def _parse_spans(texts: Sequence[str], index: list[int], tables: list[tuple[list
         _parse_spans(texts, index[mid:], tables, failed)
 
 
-def flag_rows(table: Any) -> Any:
-    """A boolean array: True where a row breaks a column rule (or is a config row)."""
+def flag_rows(table: Any, config_rows: bool = True) -> Any:
+    """A boolean array: True where a row breaks a column rule (or, with `config_rows`, is a config row)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -104,7 +108,8 @@ def flag_rows(table: Any) -> Any:
     flags.append(true(pc.equal(table["group_id"], "")))
     flags.append(true(pc.less(table["seq"], 0)))
     flags.append(true(pc.less(table["ts_ms"], 0)))
-    flags.append(true(pc.equal(kind, EventKind.config.value)))
+    if config_rows:
+        flags.append(true(pc.equal(kind, EventKind.config.value)))
     for k, required in REQUIRED_BY_KIND.items():
         if required:
             missing = pc.is_null(table[required[0]])
@@ -135,13 +140,14 @@ def _staged_good(table: Any, origins: Any) -> Any:
     return pa.Table.from_arrays(columns, schema=staged_schema())
 
 
-def stage_table(table: Any, origins: Any) -> tuple[Any, list[int]]:
+def stage_table(table: Any, origins: Any, flagged: Optional[Any] = None) -> tuple[Any, list[int]]:
     """A parsed table -> (the staged rows that pass the vector checks, indices of the flagged rows).
-    `origins` has one entry per table row."""
+    `origins` has one entry per table row; `flagged`: the flags, when the caller has them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    flagged = flag_rows(table) if table.num_rows else pa.array([], pa.bool_())
+    if flagged is None:
+        flagged = flag_rows(table) if table.num_rows else pa.array([], pa.bool_())
     good = _staged_good(table.filter(pc.invert(flagged)), pc.filter(origins, pc.invert(flagged)))
     bad_rows = pc.indices_nonzero(flagged).to_pylist()
     return good, bad_rows
@@ -179,8 +185,80 @@ def stage_records(table: Any, origins: Any, python_check: PythonCheck) -> Any:
     """Parquet records (already typed by the file's schema) -> a staged Arrow table."""
     import pyarrow as pa
 
-    good, bad_rows = stage_table(table, origins)
+    good, bad_rows = stage_table(table, origins, flag_rows_with_configs(table))
     if not bad_rows:
         return good
     checked = pa.Table.from_pylist([python_check(i) for i in bad_rows], schema=staged_schema())
+    return pa.concat_tables([good, checked])
+
+
+# --- the native stage 1 over JSON Lines (engine/src/jsonl_stage.rs) --------------------------------
+
+NATIVE_EXTRA: Final = ("__line", "__start", "__end")  # a parsed row's line (or batch row) and byte span
+LineCheck = Callable[[int, int, int], dict[str, Any]]  # (line, start, end) -> staged row (Python)
+
+
+def flag_rows_with_configs(table: Any) -> Any:
+    """`flag_rows`, but a config row that passes the column rules is flagged only when its payload
+    does not load (what traces.validate adds for config rows), instead of always."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not table.num_rows:
+        return pa.array([], pa.bool_())
+    flagged = flag_rows(table, config_rows=False)
+    configs = pc.and_(pc.fill_null(pc.equal(table["kind"], EventKind.config.value), False), pc.invert(flagged))
+    if pc.any(configs).as_py():
+        index = pc.indices_nonzero(configs)
+        payloads = table["payload"].take(index).to_pylist()
+        refused = [i for i, p in zip(index.to_pylist(), payloads) if not config_payload_ok(p)]
+        if refused:
+            mask = pc.is_in(pa.array(range(table.num_rows), pa.int64()), value_set=pa.array(refused, pa.int64()))
+            flagged = pc.or_(flagged, mask)
+    return flagged
+
+
+@functools.lru_cache(maxsize=256)
+def config_payload_ok(payload: str) -> bool:
+    """Whether a config row's payload loads (traces.validate checks the same; the payloads of a
+    trace's config rows are few and repeat, hence the cache)."""
+    try:
+        codec.loads_config(payload)
+    except codec.PayloadError:
+        return False
+    return True
+
+
+def native_stager() -> Optional[Any]:
+    """The engine's JSON Lines parser (`groupspec_engine.JsonlStager` over the trace columns), or
+    None when the engine is not built."""
+    from check.native import NativeEngineUnavailable, engine_module
+
+    try:
+        module = engine_module()
+    except NativeEngineUnavailable:
+        return None
+    return module.JsonlStager([(c.name, c.type) for c in COLUMNS])
+
+
+def stage_parsed(parsed: Any, failed: Sequence[tuple[int, int, int]], python_check: LineCheck) -> Any:
+    """A chunk the native parser read (`JsonlStager.stage`/`stage_batch`) -> a staged Arrow table.
+
+    The parser only parses: the column rules are the same vector checks as for pyarrow's parse
+    (`stage_table`, config rows by `flag_rows_with_configs`). The lines it did not parse and the
+    rows the checks flag go through `python_check(line, start, end)`, the Python validator, which
+    gives their reason.
+    """
+    import pyarrow as pa
+
+    table = pa.Table.from_batches([parsed])
+    trace = table.select(list(COLUMN_NAMES))
+    good, bad_rows = stage_table(trace, trace["origin"], flag_rows_with_configs(trace))  # origin: the parser's
+    redo = list(failed)
+    if bad_rows:
+        index = pa.array(bad_rows, pa.int64())
+        redo += zip(*(table[n].take(index).to_pylist() for n in NATIVE_EXTRA))
+    if not redo:
+        return good
+    checked = pa.Table.from_pylist([python_check(*r) for r in sorted(redo)], schema=staged_schema())
     return pa.concat_tables([good, checked])

@@ -18,7 +18,7 @@ from typing import Any, Callable, Final, Iterator, Optional
 
 from traces.inputs import Inputs
 from traces.output import AtomicOutput
-from traces.batch import STAGED_EXTRA, stage_json_lines, stage_records, staged_schema
+from traces.batch import STAGED_EXTRA, native_stager, stage_json_lines, stage_parsed, stage_records, staged_schema
 from traces.pipeline import (
     COVERAGE_COLUMNS,
     LOG,
@@ -85,6 +85,22 @@ def stage1_jsonl(batches: Iterator[Any]) -> Iterator[Any]:
         origins = _origins(batch, "file", "pos")
         table = stage_json_lines(texts, origins, lambda i: validate_json_line(texts[i], origins[i].as_py()))
         yield from table.to_batches()
+
+
+def stage1_jsonl_native(batches: Iterator[Any]) -> Iterator[Any]:
+    """`stage1_jsonl` with the lines parsed by the engine (traces.batch `stage_parsed`)."""
+    stager = native_stager()
+    if stager is None:  # the driver had the engine: an executor without it must not hide that
+        raise RuntimeError("executor: the native engine is not installed (run with --engine python)")
+    for batch in batches:
+        parsed, failed = stager.stage_batch(batch)
+        values, files, positions = batch.column("value"), batch.column("file"), batch.column("pos")
+
+        def check(row: int, _start: int, _end: int) -> dict[str, Any]:
+            text = values[row].as_py().decode("utf-8", "surrogateescape")
+            return validate_json_line(text, f"{files[row].as_py()}#{positions[row].as_py()}")
+
+        yield from stage_parsed(parsed, failed, check).to_batches()
 
 
 def stage1_records(batches: Iterator[Any]) -> Iterator[Any]:
@@ -225,7 +241,7 @@ class Progress:
 # --- the job ---------------------------------------------------------------------------------
 
 
-def _read_staged(spark: Any, inputs: Inputs) -> Any:
+def _read_staged(spark: Any, inputs: Inputs, engine: str = "native") -> Any:
     from pyspark.sql import functions as F
 
     frames = []
@@ -234,7 +250,7 @@ def _read_staged(spark: Any, inputs: Inputs) -> Any:
             F.col("value").cast("binary").alias("value"),  # bytes: not every input is UTF-8
             F.input_file_name().alias("file"), F.monotonically_increasing_id().alias("pos"),
         )
-        frames.append(text.mapInArrow(stage1_jsonl, STAGED_DDL))
+        frames.append(text.mapInArrow(stage1_jsonl_native if engine == "native" else stage1_jsonl, STAGED_DDL))
     if inputs.parquet:
         df = spark.read.parquet(*inputs.parquet)
         for c in COLUMNS:  # optional columns a file leaves out read as null
@@ -280,7 +296,7 @@ def run(
 
     started = time.monotonic()
     with AtomicOutput(output, overwrite) as out:
-        staged = _read_staged(spark, inputs)
+        staged = _read_staged(spark, inputs, engine)
         key = F.coalesce(F.col("group_id"), F.col("origin"))
         order = ["group_id", "seq"] if inputs.fmt == TRACE else ["group_id", "ts_ms", "seq"]
         judged = (

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from traces.batch import stage_json_lines, stage_records, staged_schema
+from traces.batch import native_stager, stage_json_lines, stage_parsed, stage_records, staged_schema
 from traces.inputs import Inputs
 from traces.logcheck import Edges, default_edges
 from traces.pipeline import (
@@ -35,6 +35,7 @@ from traces.schema import COLUMNS
 from traces.summary import Counts
 
 BATCH_ROWS = 8192  # rows per staged batch, as in the Spark job
+NATIVE_CHUNK_BYTES = 4 << 20  # bytes of whole lines per chunk the native parser reads (~14 k trace rows)
 SPILL_BUCKET_BYTES = 64 << 20  # input bytes per spill bucket (one bucket is in memory at a time)
 MAX_BUCKETS = 1024  # spill files open at once, at most
 _FLUSH_ROWS = 4096  # rows a bucket gathers in memory before they are appended to its spill file
@@ -71,6 +72,50 @@ def _jsonl_batches(path: str) -> Iterator[Any]:
                 texts = []
         if texts:
             yield staged(texts, first)
+
+
+def _line_chunks(path: str) -> Iterator[tuple[bytes, int]]:
+    """(whole lines of about NATIVE_CHUNK_BYTES, the number of the first) over a file."""
+    with open(path, "rb") as handle:
+        first = 1
+        rest = b""
+        while chunk := handle.read(NATIVE_CHUNK_BYTES):
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line ends in this chunk yet
+                rest = data
+                continue
+            data, rest = data[:cut], data[cut:]
+            yield data, first
+            first += data.count(b"\n")
+        if rest:  # the last line, without a newline
+            yield rest, first
+
+
+def _jsonl_native_batches(path: str, stager: Any) -> Iterator[Any]:
+    """`_jsonl_batches` with the lines parsed by the engine (traces.batch `stage_parsed`), chunk by
+    chunk; the lines it does not take are the Python validator's, as there. The engine parses the
+    next chunk in a thread (it releases the GIL) while this one is checked and spilled, so two
+    chunks at most are in memory."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def finish(parsing: Future[Any], data: bytes) -> Any:
+        parsed, failed = parsing.result()
+
+        def check(line: int, start: int, end: int) -> Row:
+            return validate_json_line(data[start:end].decode("utf-8", "surrogateescape"), f"{path}:{line}")
+
+        return stage_parsed(parsed, failed, check)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="groupspec-stage1") as pool:
+        pending: Optional[tuple[Future[Any], bytes]] = None
+        for data, first in _line_chunks(path):
+            parsing = pool.submit(stager.stage, data, path, first)
+            if pending is not None:
+                yield finish(*pending)
+            pending = parsing, data
+        if pending is not None:
+            yield finish(*pending)
 
 
 def _parquet_batches(path: str) -> Iterator[Any]:
@@ -118,10 +163,11 @@ def _log_batches(path: str) -> Iterator[Any]:
         yield pa.Table.from_pylist(rows, schema=schema)
 
 
-def staged_batches(inputs: Inputs) -> Iterator[Any]:
-    """Stage 1 over every input file, one staged Arrow table (at most BATCH_ROWS rows) at a time."""
+def staged_batches(inputs: Inputs, stager: Optional[Any] = None) -> Iterator[Any]:
+    """Stage 1 over every input file, one staged Arrow table at a time (at most BATCH_ROWS rows, or
+    one chunk of NATIVE_CHUNK_BYTES when `stager`, the engine's JSON Lines parser, reads the lines)."""
     for f in inputs.jsonl:
-        yield from _jsonl_batches(f)
+        yield from (_jsonl_native_batches(f, stager) if stager is not None else _jsonl_batches(f))
     for f in inputs.parquet:
         yield from _parquet_batches(f)
     for f in inputs.logs:
@@ -141,7 +187,11 @@ def count_rows(inputs: Inputs) -> int:
     total = 0
     for f in inputs.jsonl + inputs.logs:
         with open(f, "rb") as handle:
-            total += sum(1 for _ in handle)
+            last = b"\n"
+            while chunk := handle.read(16 << 20):
+                total += chunk.count(b"\n")
+                last = chunk[-1:]
+            total += last != b"\n"  # a last line without a newline
     if inputs.parquet:
         import pyarrow.parquet as pq
 
@@ -197,8 +247,12 @@ class Spill:
             self._keep(0, table)
             return
         of = bucket_of(table["group_id"], self.buckets)
-        for b in pc.unique(of).to_pylist():
-            self._keep(b, table.filter(pc.equal(of, b)))
+        order = pc.sort_indices(of)  # one take, then each bucket's rows are one slice
+        table = table.take(order)
+        start = 0
+        for run in sorted(pc.value_counts(of).to_pylist(), key=lambda r: r["values"]):
+            self._keep(run["values"], table.slice(start, run["counts"]))
+            start += run["counts"]
 
     def _keep(self, bucket: int, table: Any) -> None:
         self._pending.setdefault(bucket, []).append(table)
@@ -234,20 +288,45 @@ class Spill:
                 continue
             with pa.memory_map(str(path)) as source:
                 table = pa.ipc.open_stream(source).read_all()
-            ordered = table.sort_by(sort_columns(fmt))
+            # input clustered by group (as `traces generate` writes it) needs no sort
+            ordered = table if in_group_order(table, fmt) else table.sort_by(sort_columns(fmt))
             del table
             yield from ordered.to_batches(BATCH_ROWS)
             del ordered
             path.unlink()
 
 
-def _spill_good_rows(inputs: Inputs, spill: Spill) -> Iterator[Any]:
+def in_group_order(table: Any, fmt: str) -> bool:
+    """Whether each group's rows are together and in stage 2's order already (`sort_columns`;
+    the groups themselves in any order). Rows with a null key: False (they are sorted)."""
+    import pyarrow.compute as pc
+
+    n: int = table.num_rows
+    keys = [table[name] for name, _ in sort_columns(fmt)]
+    if any(k.null_count for k in keys):
+        return False
+    if n < 2:
+        return True
+    gid = keys[0]
+    changes = pc.not_equal(gid.slice(1), gid.slice(0, n - 1))
+    if pc.sum(changes).as_py() + 1 != pc.count_distinct(gid).as_py():
+        return False  # a group in two places
+    ordered = changes  # across a change anything goes; inside a group the keys must not decrease
+    equal_so_far = pc.invert(changes)
+    for key in keys[1:]:
+        after, before = key.slice(1), key.slice(0, n - 1)
+        ordered = pc.or_(ordered, pc.and_(equal_so_far, pc.greater(after, before)))
+        equal_so_far = pc.and_(equal_so_far, pc.equal(after, before))
+    return bool(pc.all(pc.or_(ordered, equal_so_far)).as_py())
+
+
+def _spill_good_rows(inputs: Inputs, spill: Spill, stager: Optional[Any] = None) -> Iterator[Any]:
     """Stage 1 over the inputs: rows that pass are spilled; rejects and ignored-line counts are
     yielded at once (stage 2 must see every reject of a group before the group)."""
     import pyarrow.compute as pc
 
     try:
-        for table in staged_batches(inputs):
+        for table in staged_batches(inputs, stager):
             direct = pc.or_(pc.is_valid(table["reject_reason"]), pc.is_valid(table["ignored"]))
             if pc.any(direct).as_py():
                 yield from table.filter(direct).to_batches()
@@ -272,8 +351,10 @@ def stream_local(inputs: Inputs, emit: Emit, scratch: Path, factory: Optional[Mo
     else:
         judge = PartitionJudge(inputs.fmt, factory=factory or default_model_factory(), native=native)
     spill = Spill(scratch, bucket_count(inputs))
+    # with the native step, the engine parses the JSON Lines too
+    stager = native_stager() if native is not None and inputs.jsonl else None
     replayed = rejected = groups = violations = incomplete = 0
-    for out in judge.judge(itertools.chain(_spill_good_rows(inputs, spill), spill.sorted_batches(inputs.fmt))):
+    for out in judge.judge(itertools.chain(_spill_good_rows(inputs, spill, stager), spill.sorted_batches(inputs.fmt))):
         if out["table"] == "verdict":
             row = _pick(out, "verdict")
             replayed += row["events"]

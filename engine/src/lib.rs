@@ -14,6 +14,7 @@ pub mod concrete;
 pub mod concrete_replay;
 pub mod explore;
 pub mod invariants;
+pub mod jsonl_stage;
 pub mod lockstep;
 pub mod model;
 pub mod properties;
@@ -26,6 +27,8 @@ mod python;
 mod python_lockstep;
 #[cfg(feature = "python")]
 mod python_concrete;
+#[cfg(feature = "python")]
+mod python_jsonl;
 
 #[cfg(test)]
 mod tests;

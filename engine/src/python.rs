@@ -514,5 +514,6 @@ fn groupspec_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(implemented, m)?)?;
     m.add_function(wrap_pyfunction!(crate::python_lockstep::lockstep, m)?)?;
     m.add_class::<crate::python_concrete::Replayer>()?;
+    m.add_class::<crate::python_jsonl::JsonlStager>()?;
     Ok(())
 }

@@ -16,6 +16,7 @@ import pytest
 
 from traces_helpers import model_trace, row_json, write_jsonl
 from groupspec.cli import main
+from check.native_replay import make_replayer
 from traces import local
 from traces.inputs import classify
 from traces.local import LocalResult, Spill, bucket_count, run_local
@@ -131,3 +132,46 @@ def test_the_driver_check_sees_a_collect() -> None:
     """Negative control: a job that collects verdicts, or takes the first of a plain frame, is caught."""
     bad = "def run(v):\n    rows = v.collect()\n    one = v.where('x').first()\n    n = v.agg(1).first()\n"
     assert calls_to_driver(bad) == ["line 2: .collect()", "line 3: .first() not on an aggregate"]
+
+
+def _keys(rows: list[tuple[Any, ...]]) -> Any:
+    import pyarrow as pa
+
+    return pa.table({"group_id": [r[0] for r in rows], "seq": pa.array([r[1] for r in rows], pa.int64()),
+                     "ts_ms": pa.array([r[2] for r in rows], pa.int64())})
+
+
+@pytest.mark.parametrize("rows, fmt, expected", [
+    ([("b", 0, 5), ("b", 1, 5), ("a", 0, 1), ("a", 2, 0)], "trace", True),  # groups in any order
+    ([("b", 0, 5), ("b", 0, 5)], "trace", True),  # ties keep their order either way
+    ([("b", 0, 5), ("a", 0, 1), ("b", 1, 5)], "trace", False),  # a group in two places
+    ([("a", 1, 0), ("a", 0, 0)], "trace", False),  # seq decreasing
+    ([("a", 1, 0), ("a", 0, 1)], "log", True),  # logs: by ts_ms first
+    ([("a", 0, 1), ("a", 1, 0)], "log", False),
+    ([("a", 0, 1), ("a", 0, 1), ("a", 1, 1), ("a", 0, 2)], "log", True),
+    ([("a", 0, 0), (None, 1, 0)], "trace", False),  # a null key is sorted
+])
+def test_in_group_order_says_when_the_sort_can_be_skipped(rows: list[tuple[Any, ...]], fmt: str,
+                                                          expected: bool) -> None:
+    assert local.in_group_order(_keys(rows), fmt) is expected
+
+
+def test_interleaved_groups_are_sorted_and_clustered_ones_need_not_be(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _trace(tmp_path).read_text().splitlines()[:-3]  # the model traces, group after group
+    path = write_jsonl(tmp_path / "c.jsonl", lines)
+    interleaved = write_jsonl(tmp_path / "i.jsonl", lines[0::2] + lines[1::2])
+    sorts: list[bool] = []
+    real = local.in_group_order
+
+    def spy(table: Any, fmt: str) -> bool:
+        sorts.append(real(table, fmt))
+        return sorts[-1]
+
+    monkeypatch.setattr(local, "in_group_order", spy)
+    # the native stage 1 keeps the lines' order (pyarrow's moves the config rows, checked in Python)
+    clustered = run_local(classify([str(path)]), native=make_replayer())
+    assert sorts == [True]
+    mixed = run_local(classify([str(interleaved)]), native=make_replayer())
+    assert sorts == [True, False]
+    assert _key(mixed) == _key(clustered) and clustered.counts.groups == 12
