@@ -27,6 +27,10 @@ class Counts:
 
     connections: int = 0
     requests: int = 0  # request frames forwarded
+    # request frames forwarded per API (Kafka's name; "key N" for an API neither the codec nor the
+    # data plane names): which traffic went through the proxy (Fetch and Produce only do if
+    # Metadata's broker addresses were rewritten)
+    requests_by_api: dict[str, int] = field(default_factory=dict)
     answers: int = 0  # answer frames forwarded
     bytes_up: int = 0
     bytes_down: int = 0
@@ -36,6 +40,10 @@ class Counts:
     unframed_streams: int = 0  # connections whose bytes stopped being frames (forwarded raw)
     unparsed_examples: list[str] = field(default_factory=list)
     upstream_refused: int = 0
+
+    def request(self, api: str) -> None:
+        self.requests += 1
+        self.requests_by_api[api] = self.requests_by_api.get(api, 0) + 1
 
     def unparsed(self, what: str) -> None:
         if len(self.unparsed_examples) < 20:
@@ -81,7 +89,8 @@ def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float
         "target_error": upstream_error,
         "traffic": {"connections": counts.connections, "requests": counts.requests, "answers": counts.answers,
                     "bytes_up": counts.bytes_up, "bytes_down": counts.bytes_down,
-                    "rewritten": dict(counts.rewritten), "upstream_refused": counts.upstream_refused},
+                    "rewritten": dict(counts.rewritten), "upstream_refused": counts.upstream_refused,
+                    "requests_by_api": dict(sorted(counts.requests_by_api.items()))},
         "unparsed": {"requests": counts.unparsed_requests, "answers": counts.unparsed_answers,
                      "unframed_streams": counts.unframed_streams, "examples": list(counts.unparsed_examples)},
         "group_requests": judging.requests, "judged_requests": judging.judged(),
@@ -104,7 +113,9 @@ def markdown(doc: dict[str, Any]) -> str:
              + (f"; **the upstream failed**: {doc['target_error']}" if doc["target_error"] else ""),
              f"- traffic: {t['connections']} connections, {t['requests']} requests, {t['answers']} answers "
              f"({t['bytes_up']} bytes up, {t['bytes_down']} down); answers rewritten: "
-             + ", ".join(f"{k} {v}" for k, v in t["rewritten"].items()),
+             + ", ".join(f"{k} {v}" for k, v in t["rewritten"].items())
+             + ("; requests by API: " + ", ".join(f"{k} {v}" for k, v in t["requests_by_api"].items())
+                if t.get("requests_by_api") else ""),
              f"- not parsed, forwarded unchanged: {u['requests']} requests, {u['answers']} answers, "
              f"{u['unframed_streams']} streams that stopped being frames"
              + ("".join(f"\n  - {x}" for x in u["examples"]) if u["examples"] else ""),
