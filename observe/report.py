@@ -19,7 +19,7 @@ from fuzz.families import families
 from fuzz.judge import Tolerance
 from fuzz.probe import TargetSettings
 from observe.judging import Judging, accepted_json
-from render.findings import write_report_html
+from render.findings import relative_to, write_report_html
 
 @dataclass
 class Counts:
@@ -127,10 +127,7 @@ def markdown(doc: dict[str, Any]) -> str:
              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
              f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged) in "
              f"{len(doc['groups'])} groups, {doc['inconclusive_groups']} inconclusive; rows covered "
-             f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s ({doc['judge_cpu_s']} s "
-             f"CPU in its own process; at most {doc['judge_backlog_max']} observations waited for it"
-             + (f"; **{doc['unjudged_at_stop']} observations still queued a minute after the stop were left "
-                "unjudged**" if doc["unjudged_at_stop"] else "") + ")",
+             f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s" + _judge_load(doc),
              f"- findings {doc['findings']} in {len(doc['classes'])} classes, {len(doc['families'])} families",
              "", "## Groups", "", "| group | requests | answers judged | judging |", "|---|---|---|---|"]
     lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g['judging'].replace('|', chr(92) + '|')} |"
@@ -139,7 +136,27 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines + findings_markdown(doc)) + "\n"
 
 
+def _judge_load(doc: dict[str, Any]) -> str:
+    """What the judge process's load was, as far as the report holds it (reports written before its
+    own process have none of it)."""
+    parts = []
+    if doc.get("judge_cpu_s") is not None:
+        parts.append(f"{doc['judge_cpu_s']} s CPU in its own process")
+    if doc.get("judge_backlog_max") is not None:
+        parts.append(f"at most {doc['judge_backlog_max']} observations waited for it")
+    if doc.get("unjudged_at_stop"):
+        parts.append(f"**{doc['unjudged_at_stop']} observations still queued a minute after the stop were left "
+                     "unjudged**")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def write_report(directory: str, doc: dict[str, Any]) -> None:
+    """report.json, report.md and report.html (with its itf/) in `directory`; the scenario files
+    the doc names are made relative to `directory` first (in `doc` itself)."""
+    for c in doc["classes"]:
+        c["scenario"] = relative_to(directory, c.get("scenario"))
+    for f in doc["families"]:
+        f["example"]["scenario"] = relative_to(directory, f["example"].get("scenario"))
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
     write_report_html(directory)

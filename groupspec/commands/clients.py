@@ -83,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
     from clients.churn import DYNAMIC_KINDS, KINDS, ChurnPlan, churn_run
     from clients.group import Workload, unavailable
     from clients.observer import ObserveFailed, observing
-    from clients.report import write_report
+    from clients.report import OBSERVE_DIR, write_report
     from fuzz.targets import start_target
 
     if (a.consumers < 1 or a.minutes < 0 or a.partitions < 1 or a.rate <= 0 or a.session_timeout_ms < 1
@@ -129,7 +129,7 @@ def run(a: argparse.Namespace) -> int:
         if a.observe:
             try:
                 profile = a.observe_profile or (a.target if a.target in ("kafka-3.9", "kafka-4") else None)
-                proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, "observe"),
+                proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, OBSERVE_DIR),
                                                       profile, a.observe_accept))
             except ObserveFailed as exc:
                 raise Incomplete(f"--observe: {exc}") from None
