@@ -24,17 +24,21 @@ import time
 MEMBER = r"""
 import sys, time
 from kafka import KafkaConsumer
+from kafka.errors import KafkaError
 boot, name, stop = sys.argv[1], sys.argv[2], sys.argv[3]
 import os
 c = KafkaConsumer("soak", bootstrap_servers=boot, group_id="soak", client_id=name,
                   auto_offset_reset="earliest", session_timeout_ms=10000, heartbeat_interval_ms=3000)
-n = 0
+n = failed = 0
 while not os.path.exists(stop):
     for recs in c.poll(500).values():
         n += len(recs)
-    c.commit()
+    try:
+        c.commit()
+    except KafkaError:  # a commit refused during a rebalance: the next poll rejoins
+        failed += 1
 c.close()
-print(name, "consumed", n, flush=True)
+print(name, "consumed", n, "commits refused", failed, flush=True)
 """
 
 PRODUCER = r"""
