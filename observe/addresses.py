@@ -5,8 +5,8 @@ broker, opened on first sight), so clients keep talking through the proxy.
 
 Decoded and re-encoded with the wire codec's own schemas, at every version a Kafka 4 broker answers
 (wire.apis.FIND_COORDINATOR_RESPONSE_KAFKA_4, 0-6; wire.data_apis.METADATA_RESPONSE_KAFKA_4, 0-13:
-kafka-clients 4.4 and kafka-python 3 ask a Kafka 4 broker for Metadata v13; an answer left unread
-would hand them the broker's own address, and their fetches and produces would bypass the proxy).
+kafka-clients 4.4 asks a Kafka 4 broker for Metadata v13; an answer left unread would hand it the
+broker's own address, and its fetches and produces would bypass the proxy).
 Anything else the codec cannot read (a version it does not speak, a malformed frame) raises a
 WireError: the caller then forwards the answer unchanged and counts it.
 """
