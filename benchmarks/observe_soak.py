@@ -6,7 +6,8 @@ Starts `groupspec observe --upstream serve` (serve started by observe, Kafka's d
 settings), then a real kafka-python workload through it for --minutes: one producer process (20
 records/s) and 3 consumer processes in one group, polling and committing; every --restart-every
 seconds one consumer (in turn) is closed cleanly (LeaveGroup) and a new one started (JoinGroup,
-a rebalance). Every 10 s the RSS (VmRSS) and CPU time of observe's proxy process
+a rebalance); with --churn mixed every other one is killed with SIGKILL instead (no LeaveGroup:
+the group waits for its session to expire, 10 s). Every 10 s the RSS (VmRSS) and CPU time of observe's proxy process
 and of its judge process (samples.csv); at the end observe gets SIGTERM and its exit status, summary line and report
 (OUT/report) are kept.
 """
@@ -23,17 +24,21 @@ import time
 MEMBER = r"""
 import sys, time
 from kafka import KafkaConsumer
+from kafka.errors import KafkaError
 boot, name, stop = sys.argv[1], sys.argv[2], sys.argv[3]
 import os
 c = KafkaConsumer("soak", bootstrap_servers=boot, group_id="soak", client_id=name,
                   auto_offset_reset="earliest", session_timeout_ms=10000, heartbeat_interval_ms=3000)
-n = 0
+n = failed = 0
 while not os.path.exists(stop):
     for recs in c.poll(500).values():
         n += len(recs)
-    c.commit()
+    try:
+        c.commit()
+    except KafkaError:  # a commit refused during a rebalance: the next poll rejoins
+        failed += 1
 c.close()
-print(name, "consumed", n, flush=True)
+print(name, "consumed", n, "commits refused", failed, flush=True)
 """
 
 PRODUCER = r"""
@@ -85,6 +90,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--minutes", type=float, default=30.0, help="how long the workload runs")
     ap.add_argument("--restart-every", type=float, default=120.0, help="seconds between member restarts")
+    ap.add_argument("--churn", choices=("clean", "mixed"), default="clean",
+                    help="clean: every restart closes the member (LeaveGroup); mixed: every other one is a SIGKILL")
     ap.add_argument("--out", required=True, help="directory for samples.csv, the report and the log")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -126,7 +133,10 @@ def main() -> int:
             samples.flush()
             if time.monotonic() >= next_restart:
                 i = turn % len(members)
-                open(member_stops[i], "w").close()  # clean close: LeaveGroup
+                if a.churn == "mixed" and turn % 2 == 1:
+                    members[i].kill()  # no LeaveGroup: its session expires
+                else:
+                    open(member_stops[i], "w").close()  # clean close: LeaveGroup
                 members[i].wait(60)
                 members.pop(i)
                 member_stops.pop(i)
@@ -144,7 +154,7 @@ def main() -> int:
     obs.send_signal(signal.SIGTERM)
     rest, _ = obs.communicate(timeout=120)
     with open(os.path.join(a.out, "result.txt"), "w") as f:
-        f.write(f"minutes {a.minutes} restarts {turn} proxy rss_kb {final[0]} cpu_s {final[1]:.1f}; judge "
+        f.write(f"minutes {a.minutes} churn {a.churn} restarts {turn} proxy rss_kb {final[0]} cpu_s {final[1]:.1f}; judge "
                 f"rss_kb {final[2]} cpu_s {final[3]:.1f}; exit {obs.returncode}\n{rest}")
     print(open(os.path.join(a.out, "result.txt")).read())
     return 0

@@ -16,11 +16,13 @@ from dataclasses import asdict
 from typing import Any, Final, Optional
 
 from model.atomic import write_text_atomic
+from render.findings import relative_to
 
 from clients.churn import ChurnRun
 from clients.promise import KINDS
 
 LISTED: Final = 200  # violations listed in report.md (report.json lists all)
+OBSERVE_DIR: Final = "observe"  # observe's report, inside the run's report directory
 
 
 def report_doc(run: ChurnRun, target: str, observe: Optional[dict[str, Any]] = None) -> dict[str, Any]:
@@ -76,7 +78,8 @@ def markdown(doc: dict[str, Any]) -> str:
     observe = doc.get("observe")
     if observe and observe["classes"]:
         lines += ["## observe's findings (report in observe/)", "", "| count | class | scenario |", "|---|---|---|"]
-        lines += [f"| {c['count']} | {str(c['class']).replace('|', chr(92) + '|')} | {c['scenario']} |"
+        lines += [f"| {c['count']} | {str(c['class']).replace('|', chr(92) + '|')} | "
+                  + (f"[{c['scenario']}]({c['scenario']})" if c["scenario"] else "-") + " |"
                   for c in observe["classes"]]
         lines.append("")
     if doc["violations"]:
@@ -111,9 +114,23 @@ def _static(doc: dict[str, Any]) -> str:
     return "" if not k else " (static)" if k == n else f" ({k} static, {n - k} dynamic)"
 
 
+def observe_relative(directory: str, observe: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """observe's summary with each finding's scenario file named relative to `directory` (observe's
+    report, in OBSERVE_DIR inside `directory`, names them relative to its own directory)."""
+    if not observe:
+        return observe
+    inside = os.path.join(directory, OBSERVE_DIR)
+
+    def named(path: Optional[str]) -> Optional[str]:
+        path = relative_to(inside, path)
+        return os.path.join(OBSERVE_DIR, path) if path and not os.path.isabs(path) else path
+
+    return {**observe, "classes": [{**c, "scenario": named(c.get("scenario"))} for c in observe["classes"]]}
+
+
 def write_report(directory: str, run: ChurnRun, target: str,
                  observe: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    doc = report_doc(run, target, observe)
+    doc = report_doc(run, target, observe_relative(directory, observe))
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
     write_text_atomic(os.path.join(directory, "events.jsonl"), "".join(

@@ -26,6 +26,7 @@ from typing import Callable, Final, Optional
 from model import messages as m
 from model.vocabulary import ApiKey
 from wire import codec, convert
+from wire.data_apis import DataApi
 from wire.errors import DecodeError, WireError
 
 from observe.addresses import FIND_COORDINATOR, METADATA, rewrite
@@ -159,7 +160,7 @@ class Proxy:
             for payload in payloads:
                 last = time.monotonic()
                 up.write(codec.frame(payload))
-                self.counts.requests += 1
+                self.counts.request(_api_name(payload))
                 self.counts.bytes_up += len(payload) + 4
                 self._request(conn, payload, last, pending)
         return last
@@ -273,6 +274,20 @@ class Proxy:
             self.judging.unobservable(rid, at, f"an answer could not be decoded ({api.name} v{p.version})")
             return
         self.judging.answer(rid, record, at)
+
+
+def _api_name(payload: bytes) -> str:
+    """The API of a request frame, by Kafka's name where the codec or the data plane knows it."""
+    if len(payload) < 2:
+        return "no header"
+    key = struct.unpack_from(">h", payload)[0]
+    api = codec.api_key_of(key)
+    if api is not None:
+        return api.name
+    try:
+        return DataApi(key).name
+    except ValueError:
+        return f"key {key}"
 
 
 class _Frames:

@@ -19,7 +19,7 @@ from fuzz.families import families
 from fuzz.judge import Tolerance
 from fuzz.probe import TargetSettings
 from observe.judging import Judging, accepted_json
-from render.findings import write_report_html
+from render.findings import relative_to, write_report_html
 
 @dataclass
 class Counts:
@@ -27,6 +27,10 @@ class Counts:
 
     connections: int = 0
     requests: int = 0  # request frames forwarded
+    # request frames forwarded per API (Kafka's name; "key N" for an API neither the codec nor the
+    # data plane names): which traffic went through the proxy (Fetch and Produce only do if
+    # Metadata's broker addresses were rewritten)
+    requests_by_api: dict[str, int] = field(default_factory=dict)
     answers: int = 0  # answer frames forwarded
     bytes_up: int = 0
     bytes_down: int = 0
@@ -36,6 +40,10 @@ class Counts:
     unframed_streams: int = 0  # connections whose bytes stopped being frames (forwarded raw)
     unparsed_examples: list[str] = field(default_factory=list)
     upstream_refused: int = 0
+
+    def request(self, api: str) -> None:
+        self.requests += 1
+        self.requests_by_api[api] = self.requests_by_api.get(api, 0) + 1
 
     def unparsed(self, what: str) -> None:
         if len(self.unparsed_examples) < 20:
@@ -81,7 +89,8 @@ def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float
         "target_error": upstream_error,
         "traffic": {"connections": counts.connections, "requests": counts.requests, "answers": counts.answers,
                     "bytes_up": counts.bytes_up, "bytes_down": counts.bytes_down,
-                    "rewritten": dict(counts.rewritten), "upstream_refused": counts.upstream_refused},
+                    "rewritten": dict(counts.rewritten), "upstream_refused": counts.upstream_refused,
+                    "requests_by_api": dict(sorted(counts.requests_by_api.items()))},
         "unparsed": {"requests": counts.unparsed_requests, "answers": counts.unparsed_answers,
                      "unframed_streams": counts.unframed_streams, "examples": list(counts.unparsed_examples)},
         "group_requests": judging.requests, "judged_requests": judging.judged(),
@@ -106,7 +115,9 @@ def markdown(doc: dict[str, Any]) -> str:
              + (f"; **the upstream failed**: {doc['target_error']}" if doc["target_error"] else ""),
              f"- traffic: {t['connections']} connections, {t['requests']} requests, {t['answers']} answers "
              f"({t['bytes_up']} bytes up, {t['bytes_down']} down); answers rewritten: "
-             + ", ".join(f"{k} {v}" for k, v in t["rewritten"].items()),
+             + ", ".join(f"{k} {v}" for k, v in t["rewritten"].items())
+             + ("; requests by API: " + ", ".join(f"{k} {v}" for k, v in t["requests_by_api"].items())
+                if t.get("requests_by_api") else ""),
              f"- not parsed, forwarded unchanged: {u['requests']} requests, {u['answers']} answers, "
              f"{u['unframed_streams']} streams that stopped being frames"
              + ("".join(f"\n  - {x}" for x in u["examples"]) if u["examples"] else ""),
@@ -119,10 +130,7 @@ def markdown(doc: dict[str, Any]) -> str:
              f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged, "
              f"{doc['closed_unanswered']} never answered: their connection closed first) in "
              f"{len(doc['groups'])} groups, {doc['inconclusive_groups']} inconclusive; rows covered "
-             f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s ({doc['judge_cpu_s']} s "
-             f"CPU in its own process; at most {doc['judge_backlog_max']} observations waited for it"
-             + (f"; **{doc['unjudged_at_stop']} observations still queued a minute after the stop were left "
-                "unjudged**" if doc["unjudged_at_stop"] else "") + ")",
+             f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s" + _judge_load(doc),
              f"- findings {doc['findings']} in {len(doc['classes'])} classes, {len(doc['families'])} families",
              "", "## Groups", "", "| group | requests | answers judged | never answered (closed) | judging |",
              "|---|---|---|---|---|"]
@@ -132,7 +140,27 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines + findings_markdown(doc)) + "\n"
 
 
+def _judge_load(doc: dict[str, Any]) -> str:
+    """What the judge process's load was, as far as the report holds it (reports written before its
+    own process have none of it)."""
+    parts = []
+    if doc.get("judge_cpu_s") is not None:
+        parts.append(f"{doc['judge_cpu_s']} s CPU in its own process")
+    if doc.get("judge_backlog_max") is not None:
+        parts.append(f"at most {doc['judge_backlog_max']} observations waited for it")
+    if doc.get("unjudged_at_stop"):
+        parts.append(f"**{doc['unjudged_at_stop']} observations still queued a minute after the stop were left "
+                     "unjudged**")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def write_report(directory: str, doc: dict[str, Any]) -> None:
+    """report.json, report.md and report.html (with its itf/) in `directory`; the scenario files
+    the doc names are made relative to `directory` first (in `doc` itself)."""
+    for c in doc["classes"]:
+        c["scenario"] = relative_to(directory, c.get("scenario"))
+    for f in doc["families"]:
+        f["example"]["scenario"] = relative_to(directory, f["example"].get("scenario"))
     write_text_atomic(os.path.join(directory, "report.json"), json.dumps(doc, indent=1) + "\n")
     write_text_atomic(os.path.join(directory, "report.md"), markdown(doc))
     write_report_html(directory)

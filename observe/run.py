@@ -11,6 +11,7 @@ upstream failed; the report, written first, says so).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -174,8 +175,9 @@ class _Session:
                                 upstream=f"{self.upstream[0]}:{self.upstream[1]}", listen=self.listen,
                                 profile=self.profile, tol=self.tol, found=self.found, accept_file=self.options.accept,
                                 upstream_error=self.upstream_error, stopped_by=self.stopped_by or "?")
-        for c in doc["classes"]:
-            print(f"CLASS x{c['count']}: {c['class']}  scenario {c['scenario']}")
+        for c in doc["classes"]:  # (the report names its scenario files relative to its directory)
+            scenario = os.path.join(self.options.report, c["scenario"]) if c["scenario"] else None
+            print(f"CLASS x{c['count']}: {c['class']}  scenario {scenario}")
         print(summary_line(doc), flush=True)
         if self.upstream_error:
             raise Incomplete(f"the upstream failed: {self.upstream_error} (report in {self.options.report})")

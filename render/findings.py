@@ -39,12 +39,37 @@ def _finding_step(t: Trace, scenario_path: str, api: str) -> Optional[int]:
     return mine[-1] if mine else None
 
 
+def relative_to(directory: str, path: Optional[str]) -> Optional[str]:
+    """A finding's scenario file as a report in `directory` names it: relative to that directory,
+    so that the report still points at it once the directory is moved or committed. An absolute path
+    outside `directory` (a report moved since it was written) names its file in `directory`'s
+    scenarios/ if that holds one of the same name."""
+    if path is None or not os.path.isabs(path):
+        return path
+    here = os.path.abspath(directory)
+    if os.path.commonpath([here, path]) == here:
+        return os.path.relpath(path, here)
+    moved = os.path.join("scenarios", os.path.basename(path))
+    return moved if os.path.exists(os.path.join(here, moved)) else path
+
+
+def scenario_file(report_dir: str, cls: dict[str, Any]) -> tuple[str, str]:
+    """A class's scenario file: (the path to open, the name the page gives it: relative to
+    report_dir, so that no page or ITF file points outside its report). report.json names it
+    relative to its own directory (observe) or as the fuzzer wrote it (relative to where it ran,
+    or absolute)."""
+    named = str(cls["scenario"])
+    path = named
+    if not os.path.isabs(named):
+        inside = os.path.join(report_dir, named)
+        path = inside if os.path.exists(inside) or not os.path.exists(named) else named
+    return path, os.path.relpath(path, report_dir)
+
+
 def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str) -> Trace:
     """One class of report.json as a trace: its scenario on the model, the finding named."""
-    path = str(cls["scenario"])
-    if not os.path.isabs(path) and not os.path.exists(path):
-        path = os.path.join(report_dir, path)
-    t = trace_of_scenario(path, kind="finding")
+    path, shown = scenario_file(report_dir, cls)
+    t = replace(trace_of_scenario(path, kind="finding"), source=shown)
     api = str(cls.get("api", ""))
     expected = json.dumps(cls.get("expected"))
     actual = json.dumps(cls.get("actual"))
@@ -57,7 +82,7 @@ def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str) -> Trace
                   text, _finding_step(t, path, api))
     notes = (f"Seen {cls.get('count', 1)} time(s); shrunk from {cls.get('original_steps', '?')} actions to "
              f"{len(cls.get('steps', []))}. Scenario check: {cls.get('scenario_check', 'not checked')}.",
-             f"The diagram is the model's run of {path}: what {target} should have answered.")
+             f"The diagram is the model's run of {shown}: what {target} should have answered.")
     return replace(t, title=f"{api}: {str(cls.get('class', '')).split('|')[-1]}", violation=v,
                    notes=notes + t.notes)
 
@@ -110,4 +135,4 @@ def _write_finding_itf(report_dir: str, scenario: str, t: Trace) -> None:
     write_itf(t, os.path.join(folder, f"{stem}.itf.json"))
 
 
-__all__ = ["trace_of_finding", "write_report_html"]
+__all__ = ["relative_to", "scenario_file", "trace_of_finding", "write_report_html"]

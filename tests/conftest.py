@@ -53,6 +53,8 @@ SLOW: Final[dict[str, str]] = {
     "tests/observe/test_observe_clients.py":
         "a 3-member kafka-python group producing and consuming through observe in front of serve, and "
         "the same against serve --bug no-generation-bump (11 s each)",
+    # (tests/observe/test_observe_kafka4.py is marked kafka: a Kafka 4 broker and two Java 4.4.0 members
+    # through observe, 27 s in all)
     # diff/: lockstep search for differences between tables, then scenario verification
     "tests/diff/test_diff.py::test_every_mutant_differs_with_a_verified_scenario":
         "15 mutants, 0.5-28 s each (55 s)",

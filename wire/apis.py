@@ -10,7 +10,7 @@ supported version is checked byte for byte.
 |---|---|---|---|---|---|
 | OffsetCommit | 8 | 2-9 | 0-9 | 8 | v0-1: absent from kafka-python's schema (removed in Kafka 4) |
 | OffsetFetch | 9 | 1-9 | 0-9 | 6 | v0: ZooKeeper-stored offsets, absent from kafka-python |
-| FindCoordinator | 10 | 0-4 | 0-5 | 3 | v5 only adds TRANSACTION_ABORTABLE for transactions |
+| FindCoordinator | 10 | 0-4 | 0-5 | 3 | v5 only adds TRANSACTION_ABORTABLE for transactions (v5-6, Kafka 4: `FIND_COORDINATOR_RESPONSE_KAFKA_4`) |
 | JoinGroup | 11 | 0-9 | 0-9 | 6 | |
 | Heartbeat | 12 | 0-4 | 0-4 | 4 | |
 | LeaveGroup | 13 | 0-5 | 0-5 | 4 | |
@@ -23,6 +23,7 @@ supported version is checked byte for byte.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
 from model.vocabulary import ApiKey
@@ -79,6 +80,12 @@ FIND_COORDINATOR_RESPONSE: Final = _msg(
         F("Key", S, "4+"), F("NodeId", I32, "4+"), F("Host", S, "4+"), F("Port", I32, "4+"),
         F("ErrorCode", I16, "4+"), F("ErrorMessage", S, "4+", nullable="4+", ignorable=True))), "4+"),
 )
+# Kafka 4's range (0-6): v5 (TRANSACTION_ABORTABLE, KIP-890) and v6 (share groups, KIP-932) add an
+# error code and a key type, no field, so they read and write with v4's layout. Not in
+# SUPPORTED_VERSIONS (the codec's group APIs are checked byte for byte there); observe rewrites the
+# answers with it (observe/addresses.py).
+FIND_COORDINATOR_REQUEST_KAFKA_4: Final = replace(FIND_COORDINATOR_REQUEST, valid=Versions(0, 6))
+FIND_COORDINATOR_RESPONSE_KAFKA_4: Final = replace(FIND_COORDINATOR_RESPONSE, valid=Versions(0, 6))
 
 # JoinGroupRequest.json / JoinGroupResponse.json
 JOIN_GROUP_REQUEST: Final = _msg(

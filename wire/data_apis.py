@@ -12,7 +12,7 @@ Kafka 3.9's own maximum.
 | Produce | 0 | 3-9 | 0-11 | 9 | v0-2: message formats v0/v1 (only record batches, magic 2, are stored); v10-11: leader-change hints (KIP-951) |
 | Fetch | 1 | 4-12 | 0-17 | 12 | v0-3: message formats v0/v1; v13+: topic ids in place of names |
 | ListOffsets | 2 | 1-7 | 0-9 | 6 | v0: the old offsets-before API; v8-9: tiered storage (KIP-405, KIP-1005) |
-| Metadata | 3 | 0-12 | 0-12 | 9 | |
+| Metadata | 3 | 0-12 | 0-12 | 9 | v13 (Kafka 4): above Kafka 3.9; its schema is here (`METADATA_RESPONSE_KAFKA_4`) for observe |
 | CreateTopics | 19 | 2-7 | 0-7 | 5 | v0-1: absent from the message JSON kafka-python 3 ships |
 | DeleteTopics | 20 | 1-6 | 0-6 | 4 | v0: absent from the message JSON kafka-python 3 ships |
 | InitProducerId | 22 | 0-5 | 0-5 | 2 | |
@@ -23,6 +23,7 @@ parsed by `wire.records`, never by the schema interpreter).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import IntEnum
 from typing import Final
 
@@ -80,7 +81,13 @@ METADATA_RESPONSE: Final = _msg(
             F("OfflineReplicas", array(I32), "5+", ignorable=True))), "0+"),
         F("TopicAuthorizedOperations", I32, "8+", default=-2147483648))), "0+"),
     F("ClusterAuthorizedOperations", I32, "8-10", default=-2147483648),
+    F("ErrorCode", I16, "13+", default=0, ignorable=True),
 )
+# Kafka 4's range of Metadata (0-13: v13 adds the answer's top-level ErrorCode, KIP-1102; its
+# request is v12's). Not served (serve stays within Kafka 3.9's 0-12): read and written by observe
+# (observe/addresses.py), which rewrites the answers a Kafka 4 broker gives Kafka 4 clients.
+METADATA_REQUEST_KAFKA_4: Final = replace(METADATA_REQUEST, valid=Versions(0, 13))
+METADATA_RESPONSE_KAFKA_4: Final = replace(METADATA_RESPONSE, valid=Versions(0, 13))
 
 # ProduceRequest.json / ProduceResponse.json
 PRODUCE_REQUEST: Final = _msg(

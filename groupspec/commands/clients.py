@@ -83,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
     from clients.churn import DYNAMIC_KINDS, KINDS, ChurnPlan, churn_run
     from clients.group import Workload, unavailable
     from clients.observer import ObserveFailed, observing
-    from clients.report import write_report
+    from clients.report import OBSERVE_DIR, write_report
     from fuzz.targets import start_target
     from server.config import kafka_properties
 
@@ -133,7 +133,7 @@ def run(a: argparse.Namespace) -> int:
                 # a target started for the run has known settings: observe judges with them
                 started = a.target in ("serve", "reference") or a.target.startswith("kafka-")
                 known = kafka_properties(config) if started else None
-                proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, "observe"),
+                proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, OBSERVE_DIR),
                                                       profile, a.observe_accept, known))
             except ObserveFailed as exc:
                 raise Incomplete(f"--observe: {exc}") from None

@@ -40,8 +40,9 @@ class Observed:
             return dict(json.load(f))
 
 
-def start_observe(report: str, *args: str) -> Observed:
-    proc = subprocess.Popen([sys.executable, "-m", "groupspec.cli", "observe", "--report", report, "--quiet",
+def start_observe(report: str, *args: str, launcher: tuple[str, ...] = ("-m", "groupspec.cli")) -> Observed:
+    """`groupspec observe --report REPORT --quiet ARGS`, run as `python LAUNCHER observe ...`."""
+    proc = subprocess.Popen([sys.executable, *launcher, "observe", "--report", report, "--quiet",
                              *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()

@@ -49,9 +49,10 @@ def test_negative_control_a_seeded_bug_is_a_finding_with_its_scenario(tmp_path: 
     assert doc["findings"] >= 1
     c = doc["classes"][0]
     assert c["api"] == "JoinGroup" and "generation" in c["class"] and c["group"] == "observed"
-    with open(c["scenario"], encoding="utf-8") as f:
+    assert c["scenario"] == "scenarios/observe-class-01.json"  # relative to the report's directory
+    with open(os.path.join(report, c["scenario"]), encoding="utf-8") as f:
         scenario = json.load(f)
     assert scenario["conventions"]["class"] == c["class"]
     assert [s for s in scenario["scenarios"][0]["steps"] if s.get("op") == "join"]
     assert os.path.exists(os.path.join(report, "report.html"))
-    assert f"CLASS x{c['count']}: {c['class']}" in out
+    assert f"CLASS x{c['count']}: {c['class']}  scenario {os.path.join(report, c['scenario'])}" in out

@@ -12,7 +12,7 @@ from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey, Error
 from wire import apis, codec
-from wire.data_apis import METADATA_RESPONSE
+from wire.data_apis import METADATA_RESPONSE, METADATA_RESPONSE_KAFKA_4
 from wire.errors import WireError
 
 from fuzz.judge import GroupJudge
@@ -33,14 +33,16 @@ def metadata_answer(version: int) -> bytes:
                         "partitions": [{"error_code": 0, "partition_index": 0, "leader_id": 2, "leader_epoch": 0,
                                         "replica_nodes": [2], "isr_nodes": [2], "offline_replicas": []}],
                         "topic_authorized_operations": -2147483648}]}
-    return codec.encode_response_with(METADATA_RESPONSE, version, 17, body)
+    if version >= 13:
+        body["error_code"] = 0  # (v13's top-level error, KIP-1102)
+    return codec.encode_response_with(METADATA_RESPONSE_KAFKA_4, version, 17, body)
 
 
-@pytest.mark.parametrize("version", [0, 1, 9, 12])
+@pytest.mark.parametrize("version", [0, 1, 9, 12, 13])
 def test_metadata_brokers_become_the_proxy_listeners(version: int) -> None:
     out = asyncio.run(rewrite(METADATA, version, metadata_answer(version), "127.0.0.1", port_for))
-    cid, body = codec.decode_response_with(METADATA_RESPONSE, version, out)
-    _, before = codec.decode_response_with(METADATA_RESPONSE, version, metadata_answer(version))
+    cid, body = codec.decode_response_with(METADATA_RESPONSE_KAFKA_4, version, out)
+    _, before = codec.decode_response_with(METADATA_RESPONSE_KAFKA_4, version, metadata_answer(version))
     assert cid == 17
     assert [(b["node_id"], b["host"], b["port"]) for b in body["brokers"]] == [
         (1, "127.0.0.1", 40001), (2, "127.0.0.1", 40002)]
@@ -72,7 +74,17 @@ def test_an_answer_the_codec_cannot_read_is_an_error_not_a_guess() -> None:
     with pytest.raises(WireError):
         asyncio.run(rewrite(METADATA, 12, metadata_answer(12)[:-3], "127.0.0.1", port_for))
     with pytest.raises(WireError):
-        asyncio.run(rewrite(METADATA, 14, metadata_answer(12), "127.0.0.1", port_for))
+        asyncio.run(rewrite(METADATA, 14, metadata_answer(13), "127.0.0.1", port_for))
+    # v13 is v12 plus a trailing error code: read as v12, it is a frame with bytes left over
+    with pytest.raises(WireError):
+        codec.decode_response_with(METADATA_RESPONSE, 12, metadata_answer(13))
+
+
+def test_serve_still_serves_kafka_39s_metadata_range() -> None:
+    # v13 is read and written for observe only; ApiVersions of serve advertises what it serves
+    assert (METADATA_RESPONSE.valid.hi, METADATA_RESPONSE_KAFKA_4.valid.hi) == (12, 13)
+    with pytest.raises(WireError):
+        codec.encode_response_with(METADATA_RESPONSE, 13, 1, {"brokers": [], "topics": []})
 
 
 JOIN = m.JoinGroupRequest("g", "", "consumer", (m.ProtocolMetadata("range", b"\x00"),), 10000, 30000)

@@ -6,6 +6,7 @@ independent encoder the codec is compared with byte for byte. It is used only in
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from hypothesis import strategies as st
@@ -54,6 +55,8 @@ def _prim(t: Prim) -> st.SearchStrategy[Any]:
         return st.booleans()
     if t is Prim.STRING:
         return _TEXT
+    if t is Prim.UUID:
+        return st.binary(min_size=16, max_size=16)
     return st.binary(max_size=16)
 
 
@@ -89,36 +92,53 @@ def message_of(schema: MessageSchema, version: int) -> st.SearchStrategy[Struct]
     return struct_of(schema.body, version, schema.is_flexible(version))
 
 
+# kafka-python's names where they are not the JSON's field name in snake case
+_KP_NAMES = {"cluster_authorized_operations": "authorized_operations",
+             "topic_authorized_operations": "authorized_operations"}
+
+
 def _kp_struct(field_map: Any, value: Struct, schema: StructType, version: int) -> dict[str, Any]:
     """kwargs for a kafka-python container; tagged fields only when they differ from default."""
     out: dict[str, Any] = {}
     by_key = {f.key: f for f in schema.fields}
     for key, v in value.items():
         f = by_key[key]
-        kp_field = field_map[key]
+        kp_key = key if key in field_map else _KP_NAMES[key]
+        kp_field = field_map[kp_key]
         if f.tag is not None and v == f.default_value():
             continue
         if isinstance(f.type, ArrayType) and isinstance(f.type.element, StructType) and v is not None:
             cls = kp_field.data_class
             v = [cls(**_kp_struct(cls.fields, item, f.type.element, version)) for item in v]
-        if key == "authorized_operations" and isinstance(v, int):
+        if f.type is Prim.UUID:
+            v = uuid.UUID(bytes=v)
+        if kp_key == "authorized_operations" and isinstance(v, int):
             # kafka-python models this int32 as a set of bit positions ("bitfield").
             v = {i for i in range(32) if (v & 0xFFFFFFFF) >> i & 1}
-        out[key] = v
+        out[kp_key] = v
     return out
 
 
 def kp_encode_request(api: ApiKey, version: int, correlation_id: int, client_id: str, body: Struct,
                       schema: MessageSchema) -> bytes:
-    cls = KP_CLASSES[api][0]
+    return kp_encode_request_with(KP_CLASSES[api][0], version, correlation_id, client_id, body, schema)
+
+
+def kp_encode_response(api: ApiKey, version: int, correlation_id: int, body: Struct,
+                       schema: MessageSchema) -> bytes:
+    return kp_encode_response_with(KP_CLASSES[api][1], version, correlation_id, body, schema)
+
+
+def kp_encode_request_with(cls: Any, version: int, correlation_id: int, client_id: str, body: Struct,
+                           schema: MessageSchema) -> bytes:
+    """A request of kafka-python's class `cls` (any API it has), as kafka-python encodes it."""
     msg = cls[version](**_kp_struct(cls.fields, body, schema.body, version))
     msg.with_header(correlation_id=correlation_id, client_id=client_id)
     return bytes(msg.encode(header=True))
 
 
-def kp_encode_response(api: ApiKey, version: int, correlation_id: int, body: Struct,
-                       schema: MessageSchema) -> bytes:
-    cls = KP_CLASSES[api][1]
+def kp_encode_response_with(cls: Any, version: int, correlation_id: int, body: Struct,
+                            schema: MessageSchema) -> bytes:
     msg = cls[version](**_kp_struct(cls.fields, body, schema.body, version))
     msg.with_header(correlation_id=correlation_id)
     return bytes(msg.encode(header=True))
