@@ -34,6 +34,7 @@ from fuzz.accept import AcceptList
 from fuzz.engine import Event, SequenceResult
 from fuzz.judge import CONTEXT_SEP, Finding, GroupJudge, Inconclusive, Tolerance
 from fuzz.shrink import scenario_document
+from observe.event_log import EventLog
 
 GROUP_APIS: Final = frozenset({ApiKey.JoinGroup, ApiKey.SyncGroup, ApiKey.Heartbeat, ApiKey.LeaveGroup,
                                ApiKey.OffsetCommit, ApiKey.OffsetFetch, ApiKey.DescribeGroups,
@@ -61,7 +62,7 @@ class GroupRecord:
     group_id: str
     judge: GroupJudge
     t0: float  # monotonic time of its first request: the judge's 0 ms
-    events: list[Event] = field(default_factory=list)
+    events: EventLog = field(default_factory=lambda: EventLog())  # for the scenario file; bounded memory
     open: dict[int, int] = field(default_factory=dict)  # request number -> connection
     requests: int = 0
     closed: int = 0  # requests whose connection closed before their answer (never answered)

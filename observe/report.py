@@ -128,13 +128,13 @@ def markdown(doc: dict[str, Any]) -> str:
              f"- judged with profile `{doc['profile']}`; allowances in force: "
              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
              f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged, "
-             f"{doc['closed_unanswered']} never answered: their connection closed first) in "
+             f"{doc.get('closed_unanswered', '?')} never answered: their connection closed first) in "
              f"{len(doc['groups'])} groups, {doc['inconclusive_groups']} inconclusive; rows covered "
              f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s" + _judge_load(doc),
              f"- findings {doc['findings']} in {len(doc['classes'])} classes, {len(doc['families'])} families",
              "", "## Groups", "", "| group | requests | answers judged | never answered (closed) | judging |",
              "|---|---|---|---|---|"]
-    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g['closed_unanswered']} | "
+    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g.get('closed_unanswered', '?')} | "
               f"{g['judging'].replace('|', chr(92) + '|')} |" for g in doc["groups"]]
     lines.append("")
     return "\n".join(lines + findings_markdown(doc)) + "\n"

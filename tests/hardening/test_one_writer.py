@@ -25,7 +25,7 @@ from model.errors import BadInput
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("model", "check", "proofs", "reference", "wire", "traces", "conformance", "fuzz", "server",
-           "render", "clients", "groupspec")
+           "render", "clients", "observe", "groupspec")
 THE_WRITER = "model/atomic.py"
 
 # (file, the call as written) -> why it is not command output
