@@ -127,14 +127,15 @@ def markdown(doc: dict[str, Any]) -> str:
              + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
              f"- judged with profile `{doc['profile']}`; allowances in force: "
              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
-             f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged, "
-             f"{doc.get('closed_unanswered', '?')} never answered: their connection closed first) in "
+             f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged"
+             + (f", {doc['closed_unanswered']} never answered: their connection closed first" if "closed_unanswered" in doc
+                else ", never-answered requests not counted (an older report)") + ") in "
              f"{len(doc['groups'])} groups, {doc['inconclusive_groups']} inconclusive; rows covered "
              f"{len(doc['rows_covered'])}/{doc['rows_total']}; judging took {doc['judge_seconds']} s" + _judge_load(doc),
              f"- findings {doc['findings']} in {len(doc['classes'])} classes, {len(doc['families'])} families",
              "", "## Groups", "", "| group | requests | answers judged | never answered (closed) | judging |",
              "|---|---|---|---|---|"]
-    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g.get('closed_unanswered', '?')} | "
+    lines += [f"| `{g['group']}` | {g['requests']} | {g['judged']} | {g.get('closed_unanswered', 'not counted')} | "
               f"{g['judging'].replace('|', chr(92) + '|')} |" for g in doc["groups"]]
     lines.append("")
     return "\n".join(lines + findings_markdown(doc)) + "\n"

@@ -87,6 +87,23 @@ def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str) -> Trace
                    notes=notes + t.notes)
 
 
+def _facts(doc: dict[str, Any]) -> list[str]:
+    """What the report says of its run, in words: a fuzz run's seed, time, requests and sequences;
+    observe's time, forwarded requests and how much of its groups' traffic was judged."""
+    if "group_requests" in doc:  # groupspec observe: real traffic, no seed, groups instead of sequences
+        groups = doc.get("groups")
+        facts = [f"{doc['seconds']} s" if doc.get("seconds") is not None else "",
+                 f"{doc['requests']} requests forwarded" if doc.get("requests") is not None else "",
+                 f"{len(groups) if isinstance(groups, list) else '?'} group(s): {doc['group_requests']} group requests, "
+                 f"{doc.get('judged_requests', '?')} answers judged, "
+                 + (f"{doc['closed_unanswered']} never answered (connection closed), " if "closed_unanswered" in doc else "")
+                 + f"{doc.get('inconclusive_groups', '?')} group(s) inconclusive"]
+        return [f for f in facts if f]
+    return [f"{label} {doc[key]}" if label.startswith("seed") else f"{doc[key]} {label}"
+            for key, label in (("seed", "seed"), ("seconds", "s"), ("requests", "requests"), ("sequences", "sequences"))
+            if doc.get(key) is not None]
+
+
 def write_report_html(report_dir: str, site_root: Optional[str] = None,
                       row_link: Optional[RowLink] = None) -> str:
     """Read report_dir/report.json and the findings' scenario files; write report_dir/report.html
@@ -109,10 +126,7 @@ def write_report_html(report_dir: str, site_root: Optional[str] = None,
             _write_finding_itf(report_dir, str(c["scenario"]), traces[-1])
         else:
             undrawn.append(str(c.get("class")))
-    # (a fuzz report has them all; observe's has no seed nor sequences: only what a report holds is said)
-    facts = [f"{label} {doc[key]}" if label.startswith("seed") else f"{doc[key]} {label}"
-             for key, label in (("seed", "seed"), ("seconds", "s"), ("requests", "requests"), ("sequences", "sequences"))
-             if doc.get(key) is not None]
+    facts = _facts(doc)
     intro = [f"Target {target}, {', '.join(facts)}; {doc.get('findings')} finding(s) in "
              f"{len(classes)} class(es)" + (" (interrupted: incomplete)" if doc.get("interrupted") else "") + "."]
     if undrawn:
