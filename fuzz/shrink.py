@@ -132,7 +132,8 @@ def _expected(op: str, expected: dict[str, Any], names: _Names) -> dict[str, Any
 
 
 def scenario_document(result: SequenceResult, finding: Finding, config: CoordinatorConfig,
-                      name: str, target: str, table: str = "kafka-3.9") -> dict[str, Any]:
+                      name: str, target: str, table: str = "kafka-3.9",
+                      tool: str = "groupspec fuzz") -> dict[str, Any]:
     names = _Names()
     script = Script()
     ops: dict[int, str] = {}
@@ -183,11 +184,11 @@ def scenario_document(result: SequenceResult, finding: Finding, config: Coordina
     departs = len(script.steps) - 1
     notes = (f"{finding.api} v{finding.api_version}: model allows {finding.expected}; target answered "
              f"{finding.actual}; the target departs at step {departs}")
-    scenario = script.scenario(name, source=f"groupspec fuzz ({target})", config=config,
+    scenario = script.scenario(name, source=f"{tool} ({target})", config=config,
                                tags=("fuzz", "timing-real"), notes=notes)
     file = ScenarioFile("", (scenario,), Defaults(GROUP, config))
     return document(file, conventions={
-        "generated_by": f"groupspec fuzz against {target}", "class": finding.class_key(),
+        "generated_by": f"{tool} against {target}", "class": finding.class_key(),
         "judged_with_table": table,  # the model answers below are this table's
         # where and how the target departed (fuzz/replay.py: "fails as found" means the replay
         # fails at this step with this class)

@@ -28,7 +28,10 @@ from typing import Any, Callable, Final, Optional, Union
 from model import messages as m
 from model.atomic import write_text_atomic
 from model.coordinator_api import CoordinatorConfig
+from model.table import URGENT
 from model.vocabulary import ApiKey
+
+from check.profiles import profile_table
 
 from fuzz.accept import AcceptList
 from fuzz.engine import Event, SequenceResult
@@ -99,8 +102,11 @@ class Judging:
 
     def __init__(self, config: CoordinatorConfig, tol: Tolerance, *, target: str,
                  accept: Optional[AcceptList] = None, report: Optional[str] = None,
-                 log: Callable[[str], None] = lambda line: None, started: Optional[float] = None) -> None:
+                 log: Callable[[str], None] = lambda line: None, started: Optional[float] = None,
+                 table: str = "kafka-3.9") -> None:
         self.config, self.tol, self.target = config, tol, target
+        # the table the target is judged by (its profile's: kafka-4's for Kafka 4), by its profile name
+        self.table_name, self.table = table, profile_table(table, "observe's table")
         self.accept, self.report, self.log = accept, report, log
         self.started = time.monotonic() if started is None else started
         self.groups: dict[str, GroupRecord] = {}
@@ -209,7 +215,7 @@ class Judging:
     def _group(self, gid: str, at: float) -> GroupRecord:
         rec = self.groups.get(gid)
         if rec is None:
-            judge = GroupJudge(gid, self.config, self.tol)
+            judge = GroupJudge(gid, self.config, self.tol, table=self.table, urgent=URGENT)
             if self.accept is not None:
                 accept = self.accept
                 judge.accept = lambda f: (e.key() if (e := accept.match(f)) is not None else None)
@@ -273,7 +279,7 @@ class Judging:
             events.append(ev)
         result = SequenceResult(0, rec.group_id, [], finding=f, events=events)
         name = f"observe-class-{n:02d}"
-        doc = scenario_document(result, f, self.config, name, self.target)
+        doc = scenario_document(result, f, self.config, name, self.target, self.table_name, tool="groupspec observe")
         assert self.report is not None
         directory = os.path.join(self.report, "scenarios")
         os.makedirs(directory, exist_ok=True)

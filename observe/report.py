@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from model.atomic import write_text_atomic
-from model.table import CLASSIC_TABLE
 from server.config import kafka_properties
 
 from fuzz.allowances import ALLOWANCES, Profile
@@ -84,7 +83,8 @@ def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float
         "tolerance": {"early_ms": tol.early_ms, "late_ms": tol.late_ms,
                       "response_bound_ms": tol.response_bound_ms, "neighbour_ms": tol.neighbour_ms,
                       "stale_expiry_ms": tol.stale_expiry_ms},
-        "profile": profile.name, "allowances": {a: ALLOWANCES[a] for a in sorted(tol.allowances)},
+        "profile": profile.name, "table": judging.table_name,
+        "allowances": {a: ALLOWANCES[a] for a in sorted(tol.allowances)},
         "target_settings": found.as_json() if found is not None else "not read (--no-probe)",
         "target_error": upstream_error,
         "traffic": {"connections": counts.connections, "requests": counts.requests, "answers": counts.answers,
@@ -101,7 +101,7 @@ def report(judging: Judging, counts: Counts, *, backlog: int, judge_cpu_s: float
         "groups": groups, "inconclusive_groups": sum(1 for g in judging.groups.values()
                                                      if g.ended.startswith("inconclusive")),
         "inconclusive_reasons": judging.inconclusive_reasons,
-        "rows_covered": sorted(rows), "rows_total": len(CLASSIC_TABLE.rows),
+        "rows_covered": sorted(rows), "rows_total": len(judging.table.rows),
         "findings": judging.findings, "families": families(classes), "classes": classes,
         "accept_file": accept_file, "accepted": accepted_json(judging.accepted),
     }
@@ -125,7 +125,7 @@ def markdown(doc: dict[str, Any]) -> str:
                  f"{k}={v['value'] if v['value'] is not None else '?'} ({v['source']})" for k, v in settings.items())
                  if isinstance(settings, dict) else str(settings))
              + f"; judged with {', '.join(f'{k}={v}' for k, v in doc['config'].items())}",
-             f"- judged with profile `{doc['profile']}`; allowances in force: "
+             f"- judged with profile `{doc['profile']}` (table `{doc.get('table', 'kafka-3.9')}`); allowances in force: "
              + (", ".join(f"`{a}` ({why})" for a, why in doc["allowances"].items()) or "none (strict)"),
              f"- group API requests judged {doc['group_requests']} ({doc['judged_requests']} answers judged"
              + (f", {doc['closed_unanswered']} never answered: their connection closed first" if "closed_unanswered" in doc

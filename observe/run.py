@@ -101,7 +101,7 @@ class _Session:
         self.accept = accept  # (read, so that a bad file stops the run before the proxy starts)
         self.upstream = upstream
         self.judge = JudgeProcess(JudgeSettings(config, tol, options.upstream, options.report, options.accept,
-                                                options.quiet, time.monotonic()))
+                                                options.quiet, time.monotonic(), profile.table))
         self.proxy = Proxy(upstream, options.listen_host, self.judge,
                            grace_s=tol.process_ms / 1000.0, on_refused=self._refused)
         self.stop = asyncio.Event()

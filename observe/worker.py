@@ -42,6 +42,7 @@ class JudgeSettings:
     accept: Optional[str] = None  # accept file path
     quiet: bool = False
     started: float = 0.0  # monotonic start of the run
+    table: str = "kafka-3.9"  # the table the target is judged by (its profile's: check.profiles)
 
 
 class JudgeProcess:
@@ -103,7 +104,7 @@ def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, 
             print(f"groupspec observe: {line}", file=sys.stderr, flush=True)
 
     judging = Judging(s.config, s.tol, target=s.target, accept=load_accept(s.accept) if s.accept else None,
-                      report=s.report, log=log, started=s.started)
+                      report=s.report, log=log, started=s.started, table=s.table)
     tokens: dict[int, list[Token]] = {}
     cpu0 = time.process_time()
     stop_seen: Optional[float] = None

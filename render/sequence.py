@@ -271,7 +271,7 @@ _VERDICT: Final = {"counterexample": "Violated invariant", "difference": "Differ
 _KIND_WORDS: Final = {"scenario": "scenario file run on the model",
                       "counterexample": "counterexample found by groupspec check",
                       "difference": "difference found by groupspec diff",
-                      "finding": "fuzz finding"}
+                      "finding": "finding by groupspec fuzz or observe"}
 
 _DEFS: Final = "<defs>" + "".join(
     f'<marker id="head-{k}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" '
