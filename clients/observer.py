@@ -50,7 +50,7 @@ class Outcome:
         return {"exit_code": self.exit_code, "findings": self.findings,
                 "classes": [{"class": c.get("class"), "count": c.get("count"), "scenario": c.get("scenario")}
                             for c in self.classes],
-                "profile": r.get("profile"), "requests": traffic.get("requests"),
+                "profile": r.get("profile"), "table": r.get("table"), "requests": traffic.get("requests"),
                 "group_requests": r.get("group_requests"), "judged_requests": r.get("judged_requests"),
                 "inconclusive_groups": r.get("inconclusive_groups"),
                 "closed_unanswered": r.get("closed_unanswered"),
@@ -67,7 +67,7 @@ class Proxy:
 
 
 def command(upstream: str, report_dir: str, profile: Optional[str], accept: Optional[str],
-            config: Optional[dict[str, int]] = None) -> list[str]:
+            config: Optional[dict[str, int]] = None, table: Optional[str] = None) -> list[str]:
     """observe's command line; `config`: the upstream's group settings where they are known (a
     broker the run started), given as `--config` so that the judge does not hold the broker to a
     timed probe's value (an initial rebalance delay timed on a loaded machine comes out late)."""
@@ -79,17 +79,23 @@ def command(upstream: str, report_dir: str, profile: Optional[str], accept: Opti
         cmd += ["--profile", profile]
     if accept:
         cmd += ["--accept", accept]
+    if table:
+        cmd += ["--table", table]
     return cmd
 
 
 @contextmanager
 def observing(upstream: str, report_dir: str, profile: Optional[str] = None,
-              accept: Optional[str] = None, config: Optional[dict[str, int]] = None) -> Iterator[Proxy]:
-    """observe between the members and `upstream` (HOST:PORT) for the block; its report in `report_dir`."""
+              accept: Optional[str] = None, config: Optional[dict[str, int]] = None,
+              table: Optional[str] = None) -> Iterator[Proxy]:
+    """observe between the members and `upstream` (HOST:PORT) for the block; its report in `report_dir`.
+    `table`: observe's --table (a profile or package.module:NAME); the module is imported by observe
+    with this process's sys.path (wherever this process found it)."""
     os.makedirs(report_dir, exist_ok=True)
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.Popen(command(upstream, report_dir, profile, accept, config), stdout=subprocess.PIPE,
+    paths = [str(ROOT)] + ([p for p in sys.path if p] if table else []) + [env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    proc = subprocess.Popen(command(upstream, report_dir, profile, accept, config, table), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None
     tail: list[str] = []

@@ -103,7 +103,8 @@ def _observed(observe: Optional[dict[str, Any]]) -> str:
                       ("requests", "group_requests", "judged_requests", "closed_unanswered", "inconclusive_groups",
                        "unparsed")
                       if observe.get(k) is not None)
-    return (f"judged by observe (profile {observe.get('profile')}; every request of the members went through it): "
+    table = f", table {observe['table']}" if observe.get("table") else ""
+    return (f"judged by observe (profile {observe.get('profile')}{table}; every request of the members went through it): "
             f"**{observe['findings']} findings** in {len(observe['classes'])} classes, exit {observe['exit_code']}"
             + (f"; {extra}" if extra else "") + (f"; upstream error: {observe['target_error']}"
                                                  if observe.get("target_error") else ""))

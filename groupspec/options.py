@@ -14,7 +14,7 @@ import os
 from typing import Any, Final, Iterable, Optional
 
 from check.abstract import FAULTS, Bounds
-from check.profiles import PROFILES, Urgent, profile_table, table_of
+from check.profiles import Urgent, table_of, table_or_profile
 from model.atomic import check_writable
 from model.coordinator_api import CoordinatorConfig
 from model.dsl import Table
@@ -33,13 +33,7 @@ def load_table(spec: str, flag: str = "--table") -> tuple[Table, Urgent]:
 
 def load_table_or_profile(spec: str, flag: str) -> tuple[Table, Urgent]:
     """A profile name (kafka-3.9, kafka-4) or package.module:NAME (a mutant's name too)."""
-    from model.table import URGENT
-    if spec in PROFILES:
-        return profile_table(spec, f"{flag}: profile"), URGENT
-    if ":" not in spec:
-        raise BadInput(f"{flag}: {spec!r} is neither a profile ({', '.join(sorted(PROFILES))}) "
-                       f"nor package.module:NAME")
-    return load_table(spec, flag)
+    return table_or_profile(spec, flag)
 
 
 # --- exploration bounds ---------------------------------------------------------------------------

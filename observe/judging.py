@@ -28,10 +28,9 @@ from typing import Any, Callable, Final, Optional, Union
 from model import messages as m
 from model.atomic import write_text_atomic
 from model.coordinator_api import CoordinatorConfig
-from model.table import URGENT
 from model.vocabulary import ApiKey
 
-from check.profiles import profile_table
+from check.profiles import table_or_profile
 
 from fuzz.accept import AcceptList
 from fuzz.engine import Event, SequenceResult
@@ -105,8 +104,10 @@ class Judging:
                  log: Callable[[str], None] = lambda line: None, started: Optional[float] = None,
                  table: str = "kafka-3.9") -> None:
         self.config, self.tol, self.target = config, tol, target
-        # the table the target is judged by (its profile's: kafka-4's for Kafka 4), by its profile name
-        self.table_name, self.table = table, profile_table(table, "observe's table")
+        # the table the target is judged by: its profile's (kafka-4's for Kafka 4) or --table's (a
+        # profile or package.module:NAME, resolved here: the judge runs in a process of its own)
+        self.table_name = table
+        self.table, self.urgent = table_or_profile(table, "--table")
         self.accept, self.report, self.log = accept, report, log
         self.started = time.monotonic() if started is None else started
         self.groups: dict[str, GroupRecord] = {}
@@ -215,7 +216,7 @@ class Judging:
     def _group(self, gid: str, at: float) -> GroupRecord:
         rec = self.groups.get(gid)
         if rec is None:
-            judge = GroupJudge(gid, self.config, self.tol, table=self.table, urgent=URGENT)
+            judge = GroupJudge(gid, self.config, self.tol, table=self.table, urgent=self.urgent)
             if self.accept is not None:
                 accept = self.accept
                 judge.accept = lambda f: (e.key() if (e := accept.match(f)) is not None else None)

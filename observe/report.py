@@ -174,7 +174,7 @@ def summary_line(doc: dict[str, Any]) -> str:
             f"({doc['inconclusive_groups']} inconclusive), {doc['traffic']['requests']} requests forwarded, "
             f"{u['requests'] + u['answers']} frames not parsed"
             + (f", {doc['unjudged_at_stop']} observations left unjudged at the stop" if doc["unjudged_at_stop"] else "")
-            + f"; profile {doc['profile']}")
+            + f"; profile {doc['profile']}, table {doc.get('table', 'kafka-3.9')}")
 
 
 __all__ = ["Counts", "markdown", "report", "summary_line", "write_report"]

@@ -52,6 +52,7 @@ class ObserveOptions:
     probe: bool = True
     allow_remote: bool = False
     quiet: bool = False
+    table: Optional[str] = None  # --table: a profile or package.module:NAME; default the profile's
 
 
 def profile_of(options: ObserveOptions) -> Profile:
@@ -101,7 +102,7 @@ class _Session:
         self.accept = accept  # (read, so that a bad file stops the run before the proxy starts)
         self.upstream = upstream
         self.judge = JudgeProcess(JudgeSettings(config, tol, options.upstream, options.report, options.accept,
-                                                options.quiet, time.monotonic(), profile.table))
+                                                options.quiet, time.monotonic(), options.table or profile.table))
         self.proxy = Proxy(upstream, options.listen_host, self.judge,
                            grace_s=tol.process_ms / 1000.0, on_refused=self._refused)
         self.stop = asyncio.Event()

@@ -42,7 +42,9 @@ class JudgeSettings:
     accept: Optional[str] = None  # accept file path
     quiet: bool = False
     started: float = 0.0  # monotonic start of the run
-    table: str = "kafka-3.9"  # the table the target is judged by (its profile's: check.profiles)
+    # the table the target is judged by, by name: its profile's, or --table's (a profile or
+    # package.module:NAME: the judge's process imports it, with the command's sys.path)
+    table: str = "kafka-3.9"
 
 
 class JudgeProcess:

@@ -18,7 +18,7 @@ from typing import Final
 from model.coordinator_api import CoordinatorConfig
 from model.errors import EXIT_OK, BadInput, Incomplete
 
-from groupspec.options import add_config_option, output_dir, parse_config
+from groupspec.options import add_config_option, load_table_or_profile, output_dir, parse_config
 
 HELP: Final = "real clients (kafka-python, librdkafka, Java) in one group with churn, end to end"
 DESCRIPTION: Final = (
@@ -70,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--observe-profile", default=None, metavar="P",
                    help="observe's --profile (default: kafka-3.9 and kafka-4 for those targets, else observe's "
                         "default for a kafka:// upstream, strict)")
+    p.add_argument("--observe-table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="observe's --table: judge by this transition table, a profile (kafka-3.9, kafka-4) or "
+                        "package.module:NAME (default: observe's, the profile's table)")
     p.add_argument("--observe-accept", default=None, metavar="FILE", help="observe's --accept FILE (known differences)")
     p.add_argument("--allow-remote", action="store_true", help="allow a kafka://HOST:PORT target off loopback")
     p.add_argument("--report", required=True, metavar="DIR", help="write report.json, report.md, events.jsonl in DIR")
@@ -113,6 +116,10 @@ def run(a: argparse.Namespace) -> int:
         host = a.target[len("kafka://"):].rpartition(":")[0]
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise BadInput(f"--target {a.target}: not on loopback (use --allow-remote)")
+    if a.observe_table is not None:
+        if not a.observe:
+            raise BadInput("--observe-table: the members are not observed (--no-observe)")
+        load_table_or_profile(a.observe_table, "--observe-table")  # bad input before anything starts
     if a.observe_accept is not None and not os.path.isfile(a.observe_accept):
         raise BadInput(f"--observe-accept {a.observe_accept}: no such file")
     output_dir(a.report, "--report", "report.json", create=True)
@@ -134,7 +141,7 @@ def run(a: argparse.Namespace) -> int:
                 started = a.target in ("serve", "reference") or a.target.startswith("kafka-")
                 known = kafka_properties(config) if started else None
                 proxy = stack.enter_context(observing(bootstrap, os.path.join(a.report, OBSERVE_DIR),
-                                                      profile, a.observe_accept, known))
+                                                      profile, a.observe_accept, known, a.observe_table))
             except ObserveFailed as exc:
                 raise Incomplete(f"--observe: {exc}") from None
             bootstrap = proxy.bootstrap

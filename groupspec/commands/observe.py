@@ -6,13 +6,14 @@ Ctrl-C, the report written), 2 bad usage, 3 the upstream failed or could not be 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Final
 
 from model.coordinator_api import CoordinatorConfig
 from model.errors import BadInput
 
 from fuzz.allowances import ALLOWANCES, PROFILES, allowances_in_force
-from groupspec.options import add_config_option, add_quiet, output_dir, parse_config
+from groupspec.options import add_config_option, add_quiet, load_table_or_profile, output_dir, parse_config
 
 HELP: Final = "a judging Kafka proxy: a broker's group coordinator under real client traffic"
 DESCRIPTION: Final = (
@@ -39,6 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow", action="append", default=[], metavar="NAME",
                    help="also allow this departure from the model's timers (repeatable): "
                         + ", ".join(sorted(ALLOWANCES)) + ", or a profile's set")
+    p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="judge by this transition table: a profile (kafka-3.9, kafka-4) or package.module:NAME "
+                        "(a table of your own, or a mutant of check.mutants); default the profile's (kafka-4 for "
+                        "kafka-4, else kafka-3.9). The report and each finding's scenario file name it")
     p.add_argument("--accept", default=None, metavar="FILE",
                    help="accept file (docs/fuzz-accept.md): findings of the classes it lists are reported as "
                         "accepted and the judge goes on")
@@ -69,12 +74,16 @@ def run(a: argparse.Namespace) -> int:
 
     host, port = _listen(a.listen)
     config = parse_config(a.config)
+    if a.table is not None:
+        load_table_or_profile(a.table, "--table")  # bad input before the upstream is started
     if a.accept is not None:
         load_accept(a.accept)  # bad input before the upstream is started
     allowances_in_force(a.profile or a.upstream, a.allow)  # an unknown --allow name: exit 2 now
     output_dir(a.report, "--report", "report.json", create=True)
-    options = ObserveOptions(upstream=a.upstream, report=a.report, listen_host=host, listen_port=port,
+    # (absolute: the report names its scenario files relative to it, whatever the working directory)
+    options = ObserveOptions(upstream=a.upstream, report=os.path.abspath(a.report), listen_host=host, listen_port=port,
                              profile=a.profile, allow=tuple(a.allow), accept=a.accept, bugs=tuple(a.bug),
                              config_given=tuple(c.partition("=")[0].strip() for c in a.config),
-                             probe=not a.no_probe, allow_remote=a.allow_remote, quiet=a.quiet)
+                             probe=not a.no_probe, allow_remote=a.allow_remote, quiet=a.quiet,
+                             table=a.table)
     return observe(options, config)
