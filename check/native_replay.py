@@ -49,14 +49,15 @@ def make_replayer(table: Table = CLASSIC_TABLE,
 ENGINES = ("native", "python")
 
 
-def replayer_for(engine: str) -> tuple[Optional["Replayer"], Optional[str]]:
-    """The replayer `--engine` asks for: (None, None) for python; for native the replayer, or
-    (None, why) when it cannot be had, the replay then running in Python."""
+def replayer_for(engine: str, table: Table = CLASSIC_TABLE,
+                 urgent: Sequence[tuple[str, Guard]] = URGENT) -> tuple[Optional["Replayer"], Optional[str]]:
+    """The replayer `--engine` asks for, of `table` (replay --table): (None, None) for python; for
+    native the replayer, or (None, why) when it cannot be had, the replay then running in Python."""
     if engine not in ENGINES:
         raise ValueError(f"unknown replay engine {engine!r} (expected one of {', '.join(ENGINES)})")
     if engine == "python":
         return None, None
     try:
-        return make_replayer(), None
+        return make_replayer(table, urgent), None
     except (NativeEngineUnavailable, NativeCannotRun) as e:
         return None, str(e)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Callable, Final, Iterable, Optional, Sequence, TypeVar
 
 from model.coordinator_api import CoordinatorConfig, MemberSpec, Recorder, ResponseCallback
-from model.dsl import Chooser, Output, Superseded, Table
+from model.dsl import Chooser, Guard, Output, Superseded, Table
 from model.messages import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
@@ -75,9 +75,10 @@ class ModelCoordinator:
     def __init__(self, config: CoordinatorConfig = CoordinatorConfig(), *,
                  table: Table = CLASSIC_TABLE, seed: int = 0,
                  recorder: Optional[Recorder] = None,
-                 chooser: Optional[Chooser] = None) -> None:
+                 chooser: Optional[Chooser] = None,
+                 urgent: Sequence[tuple[str, Guard]] = URGENT) -> None:
         self.config = config
-        self.table = table
+        self.table, self.urgent = table, tuple(urgent)
         self.mode = ConcreteMode(seed)
         self.recorder = recorder
         self.chooser = chooser
@@ -260,7 +261,7 @@ class ModelCoordinator:
 
     def _step(self, group_id: str, inp: Input) -> Transition:
         g = self.group(group_id)
-        t = step(self.table, URGENT, g, inp, self._settings(), self._now, self.mode, self.chooser)
+        t = step(self.table, self.urgent, g, inp, self._settings(), self._now, self.mode, self.chooser)
         self._groups[group_id] = t.after
         self.transitions.append(t)
         for listener in self.listeners:

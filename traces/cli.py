@@ -28,6 +28,29 @@ class ReplayOptions:
     local: bool = False  # in this Python process, without Spark
     progress: Optional[bool] = None  # stage progress on stderr (None: when stderr is a terminal)
     engine: str = "native"  # the replay's step: "native" (engine/, Python judges what it hands back) or "python"
+    # --table: the table the traces (and logs) are judged by, a profile or package.module:NAME
+    # (check.profiles.table_or_profile); None: Kafka 3.9's, model/table.py
+    table: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedBy:
+    """The table a replay judges by: its name (as given, for the summary), the table, its URGENT."""
+
+    name: str
+    table: Any
+    urgent: Any
+
+
+def judged_by(spec: Optional[str]) -> JudgedBy:
+    """`--table`'s table (BadInput, naming the flag, for a spec that names none), or the classic one."""
+    from check.profiles import table_or_profile
+    from model.table import CLASSIC_TABLE, URGENT
+
+    if spec is None:
+        return JudgedBy("kafka-3.9", CLASSIC_TABLE, URGENT)
+    table, urgent = table_or_profile(spec, "--table")
+    return JudgedBy(spec, table, urgent)
 
 
 def replay(inputs: Sequence[str], output: str, options: ReplayOptions = ReplayOptions()) -> Counts:
@@ -35,16 +58,19 @@ def replay(inputs: Sequence[str], output: str, options: ReplayOptions = ReplayOp
     published atomically; returns the counts."""
     from traces.inputs import classify
 
+    judged = judged_by(options.table)  # a table that is not one: exit 2 before anything is read
     check_output_apart(inputs, output)
     classified = classify(list(inputs))
-    options = _resolve_engine(options, classified.fmt)
+    options = _resolve_engine(options, classified.fmt, judged)
     try:
-        return _run_local(classified, output, options) if options.local else _run_spark(classified, output, options)
+        if options.local:
+            return _run_local(classified, output, options, judged)
+        return _run_spark(classified, output, options, judged)
     except CountMismatch as e:
         raise Incomplete(f"counts do not add up, output not published: {e}") from e
 
 
-def _resolve_engine(options: ReplayOptions, fmt: str) -> ReplayOptions:
+def _resolve_engine(options: ReplayOptions, fmt: str, judged: JudgedBy) -> ReplayOptions:
     """The engine the run uses: native unless asked for python, or the native one cannot be had
     (not built, or the table names something it lacks: said on stderr, the run goes on in Python)."""
     from dataclasses import replace
@@ -53,7 +79,7 @@ def _resolve_engine(options: ReplayOptions, fmt: str) -> ReplayOptions:
 
     if fmt != "trace" or options.engine == "python":
         return options
-    _, why = replayer_for(options.engine)
+    _, why = replayer_for(options.engine, judged.table, judged.urgent)
     if why is None:
         return options
     print(f"replay: {why}; replaying in Python (--engine python)", file=sys.stderr)
@@ -76,33 +102,53 @@ def check_output_apart(inputs: Sequence[str], output: str) -> None:
                               "or lie inside an input (it is replaced as a whole when published)")
 
 
-def _run_spark(inputs: Any, output: str, options: ReplayOptions) -> Counts:
+def _run_spark(inputs: Any, output: str, options: ReplayOptions, judged: JudgedBy) -> Counts:
     from traces import job
 
+    if options.table is not None:
+        _executors_import(options.table)
     spark = job.session(options.master, options.partitions or 8)
     try:
         partitions = options.partitions or max(4, 2 * spark.sparkContext.defaultParallelism)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
         progress = options.progress if options.progress is not None else sys.stderr.isatty()
-        rows = _table_row_ids() if inputs.fmt == "trace" else ()
+        rows = _table_row_ids(judged) if inputs.fmt == "trace" else ()
+        run = (spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine, options.table)
         if progress:
             with job.Progress(spark):
-                return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine)
-        return job.run(spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine)
+                return job.run(*run)
+        return job.run(*run)
     finally:
         spark.stop()
 
 
-def _table_row_ids() -> tuple[str, ...]:
-    """Every row id of the model's table, so the coverage output lists uncovered rows with 0."""
-    try:
-        from model import table
-    except ImportError:
-        return ()
-    return tuple(r.id for r in table.CLASSIC_TABLE.rows if not r.unreachable)
+def _executors_import(spec: str) -> None:
+    """Let Spark's Python workers of a local master import --table's module wherever this process
+    found it (the driver's sys.path, a working directory, is not theirs; its PYTHONPATH is, when
+    the JVM is started from here). A cluster's executors need the module shipped: --py-files or
+    their PYTHONPATH (docs/traces-for-people.md)."""
+    import importlib
+    import os
+
+    module, sep, _ = spec.partition(":")
+    if not sep:
+        return  # a profile: groupspec's own
+    top = importlib.import_module(module.split(".")[0])
+    where = getattr(top, "__file__", None)
+    if where is None:
+        return
+    root = os.path.dirname(os.path.dirname(where)) if os.path.basename(where) == "__init__.py" else os.path.dirname(where)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*paths, root])
 
 
-def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
+def _table_row_ids(judged: JudgedBy) -> tuple[str, ...]:
+    """Every reachable row id of the table judged by, so the coverage output lists uncovered rows with 0."""
+    return tuple(r.id for r in judged.table.rows if not r.unreachable)
+
+
+def _run_local(inputs: Any, output: str, options: ReplayOptions, judged: JudgedBy) -> Counts:
     """The single-process run, streamed: verdicts and rejects are written as they are made, and the
     spill files of the external sort by group live inside the output being built (removed before
     it is published)."""
@@ -110,6 +156,8 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
 
     from check.native_replay import replayer_for
     from traces.local import stream_local
+    from traces.logcheck import default_edges
+    from traces.replay import default_model_factory
 
     with AtomicOutput(Path(output), options.overwrite) as out:
         scratch = out.path("_spill")
@@ -120,15 +168,16 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
             def emit(table: str, row: dict[str, Any]) -> None:
                 handles[table].write(json.dumps(row) + "\n")
 
-            native = replayer_for(options.engine)[0] if inputs.fmt == "trace" else None
-            counts, covered = stream_local(inputs, emit, scratch, native=native)
+            native = replayer_for(options.engine, judged.table, judged.urgent)[0] if inputs.fmt == "trace" else None
+            counts, covered = stream_local(inputs, emit, scratch, default_model_factory(judged.table, judged.urgent),
+                                           default_edges(judged.table), native=native)
         shutil.rmtree(scratch)
         counts.check()
-        coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | covered
+        coverage = dict.fromkeys(_table_row_ids(judged) if inputs.fmt == "trace" else (), 0) | covered
         with out.create("coverage.jsonl") as handle:
             for k, v in sorted(coverage.items()):
                 handle.write(json.dumps({"key": k, "count": v}) + "\n")
-        out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)",
+        out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)", "table": judged.name,
                                        "engine": options.engine if inputs.fmt == "trace" else "python",
                                        "native_step_s": round(native.seconds(), 3) if native is not None else 0})
     return counts

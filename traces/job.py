@@ -139,9 +139,10 @@ def stage1_log(batches: Iterator[Any]) -> Iterator[Any]:
 # --- stage 2 ---------------------------------------------------------------------------------
 
 
-def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], Iterator[Any]]:
+def make_stage2(fmt: str, engine: str = "native", table: Optional[str] = None) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """Stage 2 on an executor; `engine` native: the native replay judges each trace group first
-    (the driver chose python if it could not have the engine; an executor that cannot fails)."""
+    (the driver chose python if it could not have the engine; an executor that cannot fails).
+    `table`: replay --table's name, resolved on the executor (its module imported there)."""
 
     def stage2(batches: Iterator[Any]) -> Iterator[Any]:
         from check.native_replay import replayer_for
@@ -149,13 +150,14 @@ def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], I
         from traces.replay import default_model_factory
 
         schema = _output_schema()
-        native, why = replayer_for(engine) if fmt == TRACE else (None, None)
+        judged, urgent = _executor_table(table)
+        native, why = replayer_for(engine, judged, urgent) if fmt == TRACE else (None, None)
         if why is not None:  # the driver had the engine: an executor without it must not hide that
             raise RuntimeError(f"executor: {why} (run with --engine python)")
         judge = (
-            PartitionJudge(fmt, factory=default_model_factory(), native=native)
+            PartitionJudge(fmt, factory=default_model_factory(judged, urgent), native=native)
             if fmt == TRACE
-            else PartitionJudge(fmt, edges=default_edges())
+            else PartitionJudge(fmt, edges=default_edges(judged))
         )
         out: list[dict[str, Any]] = []
         for row in judge.judge(batches):
@@ -175,6 +177,22 @@ def make_stage2(fmt: str, engine: str = "native") -> Callable[[Iterator[Any]], I
             yield _to_batch(out, schema)
 
     return stage2
+
+
+def _executor_table(spec: Optional[str]) -> tuple[Any, Any]:
+    """replay --table's table and URGENT on an executor (the driver has checked the name; a
+    module the executor cannot import fails the task, saying how to ship it)."""
+    from check.profiles import table_or_profile
+    from model.errors import BadInput
+    from model.table import CLASSIC_TABLE, URGENT
+
+    if spec is None:
+        return CLASSIC_TABLE, URGENT
+    try:
+        return table_or_profile(spec, "--table")
+    except BadInput as e:
+        raise RuntimeError(f"executor: {e} (the table's module must be importable on every executor: "
+                           "ship it with spark-submit --py-files, or put it on the executors' PYTHONPATH)") from None
 
 
 # --- session and progress ----------------------------------------------------------------------
@@ -290,8 +308,10 @@ def run(
     overwrite: bool = False,
     table_rows: tuple[str, ...] = (),
     engine: str = "native",
+    judged_by: Optional[str] = None,
 ) -> Counts:
-    """Run the whole job; publishes `output` atomically and returns the checked counts."""
+    """Run the whole job; publishes `output` atomically and returns the checked counts.
+    `judged_by`: replay --table's name, resolved on each executor (None: Kafka 3.9's table)."""
     from pyspark.sql import functions as F
 
     started = time.monotonic()
@@ -302,7 +322,7 @@ def run(
         judged = (
             staged.repartition(partitions, key)
             .sortWithinPartitions(*order)
-            .mapInArrow(make_stage2(inputs.fmt, engine), OUTPUT_DDL)
+            .mapInArrow(make_stage2(inputs.fmt, engine, judged_by), OUTPUT_DDL)
         )
         stage_dir = str(out.path("_stage"))
         judged.write.partitionBy("table").parquet(stage_dir)
@@ -355,6 +375,7 @@ def run(
                 "master": spark.sparkContext.master,
                 "partitions": partitions,
                 "engine": engine,
+                "table": judged_by or "kafka-3.9",
                 "native_step_s": round(native_us / 1e6, 3),
             }
         )

@@ -75,10 +75,13 @@ def table_edges(table: Any) -> Edges:
     return Edges({k: tuple(v) for k, v in rows.items()})
 
 
-def default_edges() -> Edges:
-    from model import table
+def default_edges(table: Optional[Any] = None) -> Edges:
+    """The edges of `table` (replay --table; None: the classic table)."""
+    if table is None:
+        from model.table import CLASSIC_TABLE
 
-    return table_edges(table.CLASSIC_TABLE)
+        table = CLASSIC_TABLE
+    return table_edges(table)
 
 
 # Lines that show a transition, and the states they lead to (the table removes a Dead group from the

@@ -14,6 +14,7 @@ When the model reports which table rows fired (model.concrete's `transitions`, e
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Iterable, Optional, Sequence
@@ -75,10 +76,16 @@ class Verdict:
         }
 
 
-def default_model_factory() -> ModelFactory:
+def default_model_factory(table: Optional[Any] = None, urgent: Optional[Any] = None) -> ModelFactory:
+    """model.concrete running `table` with its `urgent` events (replay --table; None: the classic
+    table)."""
     from model.concrete import ModelCoordinator
 
-    return ModelCoordinator
+    if table is None:
+        return ModelCoordinator
+    from model.table import URGENT
+
+    return functools.partial(ModelCoordinator, table=table, urgent=URGENT if urgent is None else urgent)
 
 
 class _Mismatch(Exception):

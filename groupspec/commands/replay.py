@@ -25,6 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=("native", "python"), default="native",
                    help="the replay's model step: native (the engine built from the table; Python judges "
                         "every group it does not call clean) or python (model.concrete alone)")
+    p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="judge by this transition table: a profile (kafka-3.9, kafka-4) or package.module:NAME "
+                        "(a table of your own, or a mutant of check.mutants; default kafka-3.9). Both engines take "
+                        "it (native: a table naming what the engine lacks replays in Python, said on stderr); on "
+                        "Spark its module must be importable by the executors (a cluster: --py-files or their "
+                        "PYTHONPATH). summary.json names it")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="print stage progress (default: when stderr is a terminal)")
 
@@ -34,6 +40,6 @@ def run(a: argparse.Namespace) -> int:
 
     counts = replay(a.input, a.output, ReplayOptions(master=a.master, partitions=a.partitions,
                                                      overwrite=a.overwrite, local=a.local, progress=a.progress,
-                                                     engine=a.engine))
+                                                     engine=a.engine, table=a.table))
     print_counts(counts)
     return 1 if counts.violations else 0

@@ -40,10 +40,12 @@ class Observed:
             return dict(json.load(f))
 
 
-def start_observe(report: str, *args: str, launcher: tuple[str, ...] = ("-m", "groupspec.cli")) -> Observed:
-    """`groupspec observe --report REPORT --quiet ARGS`, run as `python LAUNCHER observe ...`."""
+def start_observe(report: str, *args: str, launcher: tuple[str, ...] = ("-m", "groupspec.cli"),
+                  cwd: Optional[str] = None) -> Observed:
+    """`groupspec observe --report REPORT --quiet ARGS`, run as `python LAUNCHER observe ...` (in
+    `cwd`: `python -m` imports a user's modules from there)."""
     proc = subprocess.Popen([sys.executable, *launcher, "observe", "--report", report, "--quiet",
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=cwd)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith(FIRST_LINE):
