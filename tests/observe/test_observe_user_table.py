@@ -11,12 +11,15 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey, Error
 from wire.target import KafkaTarget
 
 from fuzz.judge import Tolerance
+from groupspec.cli import main
 from observe.judging import Judging
 
 from observed import start_observe
@@ -73,3 +76,15 @@ def test_a_finding_by_a_user_table_writes_a_scenario_that_names_it(tmp_path: Pat
     assert c.scenario is not None
     doc = json.loads(Path(c.scenario).read_text())
     assert doc["conventions"]["judged_with_table"] == table
+
+
+def test_clients_checks_observe_s_table_before_anything_starts(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["clients", "--target", "serve", "--client", "kafka-python", "--report", str(tmp_path / "r")]
+    assert main([*base, "--observe-table", "check.mutants:no-such-mutant"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "groupspec clients: --observe-table: 'check.mutants:no-such-mutant': module check.mutants has no "
+        "'no-such-mutant' (a transition table)")
+    assert main([*base, "--observe-table", "kafka-4", "--no-observe"]) == 2
+    assert "--observe-table: the members are not observed (--no-observe)" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

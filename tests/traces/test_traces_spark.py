@@ -131,3 +131,24 @@ def test_damaged_input_on_spark_is_rejected_per_row_like_the_single_process_repl
     assert "line is not valid UTF-8" in reasons
     assert any("lone surrogate" in r for r in reasons) and any("int64" in r for r in reasons)
     assert log_counts == run_local(logs).counts and "line is not valid UTF-8" in log_reasons
+
+
+def test_job_judges_by_replay_s_table_on_the_executors(spark: Any, tmp_path: Path) -> None:
+    """replay --table on Spark: traces of the reference with heartbeat-empty-accepted in every group
+    replay clean against the mutant that agrees with the bug, the table resolved by name on each
+    executor; the same traces judged by Kafka 3.9's table (locally: the job matches it, above) are
+    flagged, so a job that ignored the table would fail here."""
+    from groupspec.cli import main
+    from traces import job
+
+    bug = "heartbeat-empty-accepted"
+    assert main(["traces", "generate", "--groups", "8", "--seed", "5", "--bug", bug, "--bug-fraction", "1",
+                 "--out", str(tmp_path / "in")]) == 0
+    inputs = classify([str(tmp_path / "in")])
+    assert run_local(inputs).counts.violations > 0  # the control: the classic table flags the bug
+    counts = job.run(spark, inputs, tmp_path / "out", partitions=2, judged_by=f"check.mutants:{bug}")
+    assert (counts.groups, counts.violations) == (8, 0)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["table"] == f"check.mutants:{bug}"
+    coverage = {r["key"]: r["count"] for r in spark.read.parquet(str(tmp_path / "out" / "coverage")).collect()}
+    assert coverage.get("Empty/Heartbeat/unknown-member", 0) > 0
