@@ -17,36 +17,48 @@ from typing import Optional, Sequence, TextIO
 
 from model.atomic import check_writable
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
 from model.errors import BadInput
+from check.profiles import Urgent
 
 from conformance.parse import load
 from conformance.realclock import DEFAULT_BUDGET_S, JudgeFactory, RealClockOptions, measure_latency_ms
 from conformance.report import json_report, summary_line, write_json
 from conformance.runner import Outcome, ScenarioResult, TargetFactory, run_scenario
 from conformance.scenario import ScenarioFile
-from conformance.targets import close_factory, is_real_clock, profile_model_factory, resolve_target
+from conformance.targets import (
+    close_factory, is_real_clock, profile_model_factory, resolve_target, table_model_factory,
+)
 
 
 def run_files(paths: Sequence[str], target: str, *, allow_remote: bool = False, profile: Optional[str] = None,
               json_path: Optional[str] = None, out: Optional[TextIO] = None,
               time_scale: Optional[float] = None, budget_s: float = DEFAULT_BUDGET_S,
-              judge: Optional[JudgeFactory] = None) -> int:
+              judge: Optional[JudgeFactory] = None,
+              table: Optional[tuple[str, Table, Urgent]] = None) -> int:
     """Run every scenario of every file on `target`, one line per result on `out` as it comes, then
     the summary line; with `json_path`, also the machine-readable report. On a real-clock target:
-    `time_scale` (None: chosen per scenario), `budget_s` of real waiting per scenario, `judge`."""
+    `time_scale` (None: chosen per scenario), `budget_s` of real waiting per scenario, `judge`.
+    `table`: --table's (name, table, URGENT), the table `--target model` runs."""
     out = out if out is not None else sys.stdout
     if json_path:
         check_writable(json_path, "--json")  # before the run, not after it
     files: list[ScenarioFile] = [load(path) for path in paths]
     if profile is not None and target != "model":
         raise BadInput(f"--profile {profile} needs --target model (got --target {target})")
+    if table is not None and (target != "model" or profile is not None):
+        raise BadInput(f"--table {table[0]} needs --target model and no --profile (got --target {target}"
+                       + (f", --profile {profile})" if profile is not None else ")"))
     real = is_real_clock(target)
     if time_scale is not None and (not real or time_scale < 1.0):
         raise BadInput(f"--time-scale {time_scale:g}: a real-clock target (not model/reference) and a scale >= 1")
     if not 0 < budget_s < 300:
         raise BadInput(f"--budget {budget_s:g}: expected 0 < seconds < 300 (Kafka's new-member timeout)")
-    factory = (resolve_target(target, allow_remote) if profile in (None, "kafka-3.9")
-               else profile_model_factory(profile))
+    if table is not None:
+        factory = table_model_factory(table[1], table[2])
+    else:
+        factory = (resolve_target(target, allow_remote) if profile in (None, "kafka-3.9")
+                   else profile_model_factory(profile))
     results: list[ScenarioResult] = []
     try:
         clock: Optional[RealClockOptions] = None

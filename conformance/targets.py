@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Any, Callable, Optional, cast
+from typing import Any, Callable, Optional, Sequence, cast
 
 from model.coordinator_api import Coordinator, CoordinatorConfig
+from model.dsl import Guard, Table
 from model.errors import BadInput
 
 from conformance.runner import TargetFactory
@@ -127,6 +128,17 @@ def profile_model_factory(profile: str) -> TargetFactory:
 
     def factory(config: CoordinatorConfig) -> Coordinator:
         return ModelCoordinator(config, table=table)
+
+    return factory
+
+
+def table_model_factory(table: Table, urgent: Sequence[tuple[str, Guard]]) -> TargetFactory:
+    """The model running `table` with its `urgent` events (scenario run --table: a profile or a
+    user's package.module:NAME, resolved by the command)."""
+    from model.concrete import ModelCoordinator
+
+    def factory(config: CoordinatorConfig) -> Coordinator:
+        return ModelCoordinator(config, table=table, urgent=urgent)
 
     return factory
 

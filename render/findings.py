@@ -13,6 +13,7 @@ import os
 from dataclasses import replace
 from typing import Any, Optional
 
+from model.dsl import Table
 from model.errors import BadInput
 
 from render.itf import write_itf
@@ -66,10 +67,11 @@ def scenario_file(report_dir: str, cls: dict[str, Any]) -> tuple[str, str]:
     return path, os.path.relpath(path, report_dir)
 
 
-def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str) -> Trace:
-    """One class of report.json as a trace: its scenario on the model, the finding named."""
+def trace_of_finding(report_dir: str, cls: dict[str, Any], target: str, table: Optional[Table] = None) -> Trace:
+    """One class of report.json as a trace: its scenario on the model (running `table`, the one the
+    target was judged by; None: Kafka 3.9's), the finding named."""
     path, shown = scenario_file(report_dir, cls)
-    t = replace(trace_of_scenario(path, kind="finding"), source=shown)
+    t = replace(trace_of_scenario(path, kind="finding", table=table), source=shown)
     api = str(cls.get("api", ""))
     expected = json.dumps(cls.get("expected"))
     actual = json.dumps(cls.get("actual"))
@@ -119,22 +121,42 @@ def write_report_html(report_dir: str, site_root: Optional[str] = None,
         raise BadInput(f"{path}: cannot read the fuzz report: {e.strerror or e}") from e
     except (ValueError, KeyError, TypeError) as e:
         raise BadInput(f"{path}: not a groupspec fuzz report ({type(e).__name__}: {e})") from e
+    table, drawn_on = _judged_table(doc)
     traces, undrawn = [], []
     for c in classes:
         if c.get("scenario"):
-            traces.append(trace_of_finding(report_dir, c, target))
+            traces.append(trace_of_finding(report_dir, c, target, table))
             _write_finding_itf(report_dir, str(c["scenario"]), traces[-1])
         else:
             undrawn.append(str(c.get("class")))
     facts = _facts(doc)
     intro = [f"Target {target}, {', '.join(facts)}; {doc.get('findings')} finding(s) in "
              f"{len(classes)} class(es)" + (" (interrupted: incomplete)" if doc.get("interrupted") else "") + "."]
+    if drawn_on:
+        intro.append(drawn_on)
     if undrawn:
         intro.append(f"{len(undrawn)} class(es) have no scenario file and are not drawn: {'; '.join(undrawn)}.")
     out = os.path.join(report_dir, "report.html")
     write_page(traces, out, site_root, title=f"{doc.get('tool', 'groupspec fuzz')} report: {target}", row_link=row_link,
                intro=intro, empty="No finding: the target answered as the model allows.")
     return out
+
+
+def _judged_table(doc: dict[str, Any]) -> tuple[Optional[Table], str]:
+    """The table the report's target was judged by (report.json `table`: a profile or
+    package.module:NAME, as --table took it), to draw its findings on, and a sentence for the page
+    when it is not Kafka 3.9's: which table, or that it could not be loaded here (a user's module not
+    importable where the report is rendered) and the diagrams show Kafka 3.9's model instead."""
+    from check.profiles import table_or_profile
+
+    name = doc.get("table")
+    if not isinstance(name, str) or name == "kafka-3.9":
+        return None, ""
+    try:
+        return table_or_profile(name, "the report's table")[0], f"Judged by table {name}; the diagrams run it."
+    except BadInput as e:
+        return None, (f"Judged by table {name}, which cannot be loaded here ({e}): the diagrams run "
+                      "Kafka 3.9's table instead, so they may not show what the target was held to.")
 
 
 def _write_finding_itf(report_dir: str, scenario: str, t: Trace) -> None:

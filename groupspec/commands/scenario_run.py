@@ -1,5 +1,5 @@
 """`groupspec scenario run FILE... --target T [--json FILE] [--allow-remote] [--profile P]
-[--time-scale X] [--budget SECONDS]`.
+[--table PROFILE|MODULE:NAME] [--time-scale X] [--budget SECONDS]`.
 
 On a real-clock target (a broker) the scenarios run at a time scale, with their topics created
 and their off-clock answers judged by the fuzz judge (docs/realclock.md).
@@ -16,6 +16,7 @@ from typing import Final
 
 from conformance.realclock import DEFAULT_BUDGET_S
 from conformance.targets import PROFILES, TARGET_HELP, is_real_clock
+from groupspec.options import load_table_or_profile
 
 HELP: Final = "run scenario files against a target"
 DESCRIPTION: Final = "Run conformance scenario files against a target."
@@ -28,6 +29,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-remote", action="store_true", help="allow kafka://HOST:PORT targets")
     p.add_argument("--profile", choices=PROFILES, default=None,
                    help="with --target model: the table of this Kafka version (default kafka-3.9)")
+    p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="with --target model: run this transition table, a profile (kafka-3.9, kafka-4) or "
+                        "package.module:NAME (a table of your own: the one a finding's file names in "
+                        "conventions.judged_with_table)")
     p.add_argument("--time-scale", type=float, default=None, metavar="X",
                    help="real-clock targets: multiply every timer and advance by X >= 1 (default: chosen per "
                         "scenario from its smallest timer and the request latency measured at the start)")
@@ -39,6 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(a: argparse.Namespace) -> int:
     from conformance.cli import run_files
     from fuzz.scenario_judge import judge_factory
+    table = (a.table, *load_table_or_profile(a.table, "--table")) if a.table is not None else None
     judge = judge_factory(a.target) if is_real_clock(a.target) else None
     return run_files(a.files, a.target, allow_remote=a.allow_remote, profile=a.profile, json_path=a.json_path,
-                     time_scale=a.time_scale, budget_s=a.budget, judge=judge)
+                     time_scale=a.time_scale, budget_s=a.budget, judge=judge, table=table)

@@ -21,6 +21,7 @@ from wire.target import KafkaTarget
 from fuzz.judge import Tolerance
 from groupspec.cli import main
 from observe.judging import Judging
+from render.findings import write_report_html
 
 from observed import start_observe
 
@@ -76,6 +77,19 @@ def test_a_finding_by_a_user_table_writes_a_scenario_that_names_it(tmp_path: Pat
     assert c.scenario is not None
     doc = json.loads(Path(c.scenario).read_text())
     assert doc["conventions"]["judged_with_table"] == table
+    # the file replays on the model of the table it names, and fails on Kafka 3.9's (the control)
+    assert main(["scenario", "run", c.scenario, "--target", "model", "--table", table]) == 0
+    assert main(["scenario", "run", c.scenario, "--target", "model"]) == 1
+    # the report page draws the finding on the table that judged it (its scenario runs clean there);
+    # drawn on Kafka 3.9's, the scenario fails on the model (the control)
+    for judged_by, fails in ((table, False), ("kafka-3.9", True)):
+        report = {"target": "kafka://127.0.0.1:1", "findings": 1, "table": judged_by,
+                  "classes": [{"class": c.key, "scenario": c.scenario, "api": "Heartbeat", "count": 1,
+                               "expected": list(c.finding.expected), "actual": c.finding.actual}]}
+        (tmp_path / "report.json").write_text(json.dumps(report))
+        page = Path(write_report_html(str(tmp_path))).read_text()
+        assert ("on the model the scenario fails" in page) is fails
+        assert (f"Judged by table {table}; the diagrams run it." in page) is not fails
 
 
 def test_clients_checks_observe_s_table_before_anything_starts(tmp_path: Path,
