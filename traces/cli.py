@@ -10,6 +10,7 @@ add up raise an Incomplete (exit 3, nothing published).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,8 +106,6 @@ def check_output_apart(inputs: Sequence[str], output: str) -> None:
 def _run_spark(inputs: Any, output: str, options: ReplayOptions, judged: JudgedBy) -> Counts:
     from traces import job
 
-    if options.table is not None:
-        _executors_import(options.table)
     spark = job.session(options.master, options.partitions or 8)
     try:
         partitions = options.partitions or max(4, 2 * spark.sparkContext.defaultParallelism)
@@ -114,33 +113,18 @@ def _run_spark(inputs: Any, output: str, options: ReplayOptions, judged: JudgedB
         progress = options.progress if options.progress is not None else sys.stderr.isatty()
         rows = _table_row_ids(judged) if inputs.fmt == "trace" else ()
         run = (spark, inputs, Path(output), partitions, options.overwrite, rows, options.engine, options.table)
-        if progress:
-            with job.Progress(spark):
-                return job.run(*run)
-        return job.run(*run)
+        try:
+            if progress:
+                with job.Progress(spark):
+                    return job.run(*run)
+            return job.run(*run)
+        except Exception as e:  # noqa: BLE001 - only an executor that could not load --table's table is ours
+            said = re.search(r"executor: --table: [^\n]*", str(e))
+            if said is None:
+                raise
+            raise Incomplete(f"on Spark, {said.group(0)}; nothing published") from None
     finally:
         spark.stop()
-
-
-def _executors_import(spec: str) -> None:
-    """Let Spark's Python workers of a local master import --table's module wherever this process
-    found it (the driver's sys.path, a working directory, is not theirs; its PYTHONPATH is, when
-    the JVM is started from here). A cluster's executors need the module shipped: --py-files or
-    their PYTHONPATH (docs/traces-for-people.md)."""
-    import importlib
-    import os
-
-    module, sep, _ = spec.partition(":")
-    if not sep:
-        return  # a profile: groupspec's own
-    top = importlib.import_module(module.split(".")[0])
-    where = getattr(top, "__file__", None)
-    if where is None:
-        return
-    root = os.path.dirname(os.path.dirname(where)) if os.path.basename(where) == "__init__.py" else os.path.dirname(where)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if root not in paths:
-        os.environ["PYTHONPATH"] = os.pathsep.join([*paths, root])
 
 
 def _table_row_ids(judged: JudgedBy) -> tuple[str, ...]:

@@ -152,3 +152,17 @@ def test_job_judges_by_replay_s_table_on_the_executors(spark: Any, tmp_path: Pat
     assert summary["table"] == f"check.mutants:{bug}"
     coverage = {r["key"]: r["count"] for r in spark.read.parquet(str(tmp_path / "out" / "coverage")).collect()}
     assert coverage.get("Empty/Heartbeat/unknown-member", 0) > 0
+
+
+def test_an_executor_that_cannot_import_the_table_fails_the_job_saying_how_to_ship_it(
+        spark: Any, tmp_path: Path) -> None:
+    """(the driver imported it; on a cluster the executors may not: `replay` turns this into exit 3
+    with the executor's line, traces/cli.py)"""
+    from traces import job
+
+    path = write_jsonl(tmp_path / "t.jsonl", [row_json(e) for e in model_trace("g1", "1", steps=5)])
+    with pytest.raises(Exception) as caught:
+        job.run(spark, classify([str(path)]), tmp_path / "out", partitions=2, judged_by="not_on_executors_xyz:T")
+    assert ("executor: --table: cannot import 'not_on_executors_xyz'" in str(caught.value)
+            and "--py-files" in str(caught.value))
+    assert not (tmp_path / "out").exists()
