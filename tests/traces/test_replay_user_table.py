@@ -62,8 +62,9 @@ def test_a_table_the_native_engine_cannot_take_replays_in_python_saying_why(
         from model.dsl import effect
 
         @effect("own-noop", modifies=set())
-        def own_noop(ctx):  # does nothing: an effect the native engine does not have
-            pass
+        def own_noop(ctx):
+            '''Does nothing: an effect the native engine does not have (registered for the whole
+            test session: it has a doc, as tests/model/test_table.py asks of every effect).'''
 
         AGREES = mutate(MUTANTS["{BUG}"][0], "own", {{
             "Empty/Heartbeat/unknown-member": {{"effects": ("own-noop",)}}}})
