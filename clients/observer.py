@@ -89,12 +89,11 @@ def observing(upstream: str, report_dir: str, profile: Optional[str] = None,
               accept: Optional[str] = None, config: Optional[dict[str, int]] = None,
               table: Optional[str] = None) -> Iterator[Proxy]:
     """observe between the members and `upstream` (HOST:PORT) for the block; its report in `report_dir`.
-    `table`: observe's --table (a profile or package.module:NAME); the module is imported by observe
-    with this process's sys.path (wherever this process found it)."""
+    `table`: observe's --table (a profile or package.module:NAME); observe, run in this working
+    directory with this PYTHONPATH, imports its module as this command did."""
     os.makedirs(report_dir, exist_ok=True)
     env = dict(os.environ)
-    paths = [str(ROOT)] + ([p for p in sys.path if p] if table else []) + [env.get("PYTHONPATH", "")]
-    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.Popen(command(upstream, report_dir, profile, accept, config, table), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None
