@@ -154,11 +154,13 @@ def stage_table(table: Any, origins: Any, flagged: Optional[Any] = None) -> tupl
 
 
 def stage_json_lines(texts: Sequence[str], origins: Any, python_check: PythonCheck) -> Any:
-    """JSON Lines (one string per line, `origins` an Arrow string array) -> a staged Arrow table.
+    """JSON Lines (one string per line, `origins` an Arrow string array) -> a staged Arrow table,
+    one row per line in the lines' order (input clustered by group stays so: traces/local.py).
 
     `python_check(i)` validates line i in Python and returns its staged row (accepted or rejected).
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     # Only lines that look like one JSON object go to pyarrow (blank lines would be skipped by its
     # reader, and pyarrow 21 crashes on a bare `null` line); the rest are the Python check's.
@@ -170,15 +172,23 @@ def stage_json_lines(texts: Sequence[str], origins: Any, python_check: PythonChe
     tables: list[tuple[list[int], Any]] = []
     _parse_spans(texts, candidates, tables, failed)
     parts = []
+    lines: list[int] = []  # the line of each staged row, in `parts` order
     for index, table in tables:
         good, bad_rows = stage_table(table, origins.take(pa.array(index, pa.int64())))
         parts.append(good)
+        bad = set(bad_rows)
+        lines += [i for r, i in enumerate(index) if r not in bad]
         failed += [index[r] for r in bad_rows]
     if failed:
-        parts.append(pa.Table.from_pylist([python_check(i) for i in sorted(failed)], schema=staged_schema()))
+        failed.sort()
+        parts.append(pa.Table.from_pylist([python_check(i) for i in failed], schema=staged_schema()))
+        lines += failed
     if not parts:
         return staged_schema().empty_table()
-    return pa.concat_tables(parts)
+    staged = pa.concat_tables(parts)
+    if failed or len(parts) > 1:  # back in the lines' order (config rows are checked in Python)
+        staged = staged.take(pc.sort_indices(pa.array(lines, pa.int64())))
+    return staged
 
 
 def stage_records(table: Any, origins: Any, python_check: PythonCheck) -> Any:

@@ -103,9 +103,11 @@ def _table_row_ids() -> tuple[str, ...]:
 
 
 def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
-    """The single-process run, streamed: verdicts and rejects are written as they are made, and the
-    spill files of the external sort by group live inside the output being built (removed before
-    it is published)."""
+    """The single-process run, streamed (traces/local.py): verdicts and rejects are written as they
+    are made (input clustered by group goes straight through; when its order breaks, the files are
+    emptied and the run starts again sorted), and the spill files of the external sort by group
+    live inside the output being built (removed before it is published). summary.json says which
+    path the run took (`local_path`: clustered or sorted)."""
     import shutil
 
     from check.native_replay import replayer_for
@@ -120,8 +122,13 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
             def emit(table: str, row: dict[str, Any]) -> None:
                 handles[table].write(json.dumps(row) + "\n")
 
+            def discard() -> None:  # the clustered path's order broke: it starts again, sorted
+                for handle in handles.values():
+                    handle.seek(0)
+                    handle.truncate()
+
             native = replayer_for(options.engine)[0] if inputs.fmt == "trace" else None
-            counts, covered = stream_local(inputs, emit, scratch, native=native)
+            counts, covered, path = stream_local(inputs, emit, discard, scratch, native=native)
         shutil.rmtree(scratch)
         counts.check()
         coverage = dict.fromkeys(_table_row_ids() if inputs.fmt == "trace" else (), 0) | covered
@@ -130,5 +137,6 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
                 handle.write(json.dumps({"key": k, "count": v}) + "\n")
         out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)",
                                        "engine": options.engine if inputs.fmt == "trace" else "python",
+                                       "local_path": path,
                                        "native_step_s": round(native.seconds(), 3) if native is not None else 0})
     return counts
