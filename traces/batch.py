@@ -129,28 +129,33 @@ def flag_rows(table: Any, config_rows: bool = True) -> Any:
     return out
 
 
-def _staged_good(table: Any, origins: Any) -> Any:
-    """Rows that passed: trace columns, origin filled in where the row has none, staging columns null."""
+def _staged_good(table: Any, origins: Optional[Any]) -> Any:
+    """Rows that passed: trace columns, origin filled in where the row has none (from `origins`;
+    None: every row has its own), staging columns null."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     columns = [table[name] for name in COLUMN_NAMES]
-    columns[COLUMN_NAMES.index("origin")] = pc.coalesce(table["origin"], origins)
+    if origins is not None:
+        columns[COLUMN_NAMES.index("origin")] = pc.coalesce(table["origin"], origins)
     columns += [pa.nulls(table.num_rows, _arrow_type(t)) for _, t in STAGED_EXTRA]
     return pa.Table.from_arrays(columns, schema=staged_schema())
 
 
-def stage_table(table: Any, origins: Any, flagged: Optional[Any] = None) -> tuple[Any, list[int]]:
+def stage_table(table: Any, origins: Optional[Any], flagged: Optional[Any] = None) -> tuple[Any, list[int]]:
     """A parsed table -> (the staged rows that pass the vector checks, indices of the flagged rows).
-    `origins` has one entry per table row; `flagged`: the flags, when the caller has them."""
+    `origins` has one entry per table row (None: the rows have their own); `flagged`: the flags,
+    when the caller has them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if flagged is None:
         flagged = flag_rows(table) if table.num_rows else pa.array([], pa.bool_())
-    good = _staged_good(table.filter(pc.invert(flagged)), pc.filter(origins, pc.invert(flagged)))
-    bad_rows = pc.indices_nonzero(flagged).to_pylist()
-    return good, bad_rows
+    if not (table.num_rows and pc.any(flagged).as_py()):  # the usual chunk: nothing to take out
+        return _staged_good(table, origins), []
+    keep = pc.invert(flagged)
+    good = _staged_good(table.filter(keep), None if origins is None else pc.filter(origins, keep))
+    return good, pc.indices_nonzero(flagged).to_pylist()
 
 
 def stage_json_lines(texts: Sequence[str], origins: Any, python_check: PythonCheck) -> Any:
@@ -263,7 +268,7 @@ def stage_parsed(parsed: Any, failed: Sequence[tuple[int, int, int]], python_che
 
     table = pa.Table.from_batches([parsed])
     trace = table.select(list(COLUMN_NAMES))
-    good, bad_rows = stage_table(trace, trace["origin"], flag_rows_with_configs(trace))  # origin: the parser's
+    good, bad_rows = stage_table(trace, None, flag_rows_with_configs(trace))  # origin: the parser's
     redo = list(failed)
     if bad_rows:
         index = pa.array(bad_rows, pa.int64())

@@ -112,19 +112,22 @@ def _jsonl_batches(path: str, count: ReadCount) -> Iterator[Any]:
         count.rows += first - 1
 
 
-def _line_chunks(path: str, count: ReadCount) -> Iterator[tuple[bytes, int]]:
+def _line_chunks(path: str, count: ReadCount) -> Generator[tuple[bytes, int], None, None]:
     """(whole lines of about NATIVE_CHUNK_BYTES, the number of the first) over a file; the lines
     are added to `count` as they are read."""
     with open(path, "rb") as handle:
         first = 1
         rest = b""
         while chunk := handle.read(NATIVE_CHUNK_BYTES):
-            data = rest + chunk
-            cut = data.rfind(b"\n") + 1
+            cut = chunk.rfind(b"\n") + 1
             if cut == 0:  # no line ends in this chunk yet
-                rest = data
+                rest += chunk
                 continue
-            data, rest = data[:cut], data[cut:]
+            if cut < len(chunk):  # the next chunk starts at the cut line (one copy, not two)
+                handle.seek(cut - len(chunk), 1)
+                chunk = chunk[:cut]
+            data = rest + chunk if rest else chunk
+            rest = b""
             lines = data.count(b"\n")
             count.rows += lines
             yield data, first
@@ -136,28 +139,38 @@ def _line_chunks(path: str, count: ReadCount) -> Iterator[tuple[bytes, int]]:
 
 def _jsonl_native_batches(path: str, stager: Any, count: ReadCount) -> Iterator[Any]:
     """`_jsonl_batches` with the lines parsed by the engine (traces.batch `stage_parsed`), chunk by
-    chunk; the lines it does not take are the Python validator's, as there. The engine parses the
-    next chunk in a thread (it releases the GIL) while this one is checked and spilled, so two
-    chunks at most are in memory."""
-    from concurrent.futures import Future, ThreadPoolExecutor
+    chunk; the lines it does not take are the Python validator's, as there. A thread reads and
+    parses the next chunk (the engine releases the GIL) while this one is checked and judged, so
+    two chunks at most are in memory."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    def finish(parsing: Future[Any], data: bytes) -> Any:
-        parsed, failed = parsing.result()
+    chunks = _line_chunks(path, count)  # read by the thread alone, one task at a time
+
+    def parse_next() -> Optional[tuple[Any, bytes]]:
+        got = next(chunks, None)
+        if got is None:
+            return None
+        data, first = got
+        return stager.stage(data, path, first), data
+
+    def finish(parsed: Any, data: bytes) -> Any:
+        rows, failed = parsed
 
         def check(line: int, start: int, end: int) -> Row:
             return validate_json_line(data[start:end].decode("utf-8", "surrogateescape"), f"{path}:{line}")
 
-        return stage_parsed(parsed, failed, check)
+        return stage_parsed(rows, failed, check)
 
     with ThreadPoolExecutor(1, thread_name_prefix="groupspec-stage1") as pool:
-        pending: Optional[tuple[Future[Any], bytes]] = None
-        for data, first in _line_chunks(path, count):
-            parsing = pool.submit(stager.stage, data, path, first)
-            if pending is not None:
-                yield finish(*pending)
-            pending = parsing, data
-        if pending is not None:
-            yield finish(*pending)
+        try:
+            pending = pool.submit(parse_next)
+            while (done := pending.result()) is not None:
+                pending = pool.submit(parse_next)
+                yield finish(*done)
+        finally:
+            pending.cancel()
+            pool.shutdown(wait=True)
+            chunks.close()
 
 
 def _parquet_batches(path: str, count: ReadCount) -> Iterator[Any]:
