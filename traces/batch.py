@@ -196,8 +196,9 @@ def stage_json_lines(texts: Sequence[str], origins: Any, python_check: PythonChe
     return staged
 
 
-def stage_records(table: Any, origins: Any, python_check: PythonCheck) -> Any:
-    """Parquet records (already typed by the file's schema) -> a staged Arrow table."""
+def stage_records(table: Any, origins: Optional[Any], python_check: PythonCheck) -> Any:
+    """Parquet records (already typed by the file's schema) -> a staged Arrow table (`origins`: for
+    the rows without an origin of their own; None: every row has one)."""
     import pyarrow as pa
 
     good, bad_rows = stage_table(table, origins, flag_rows_with_configs(table))

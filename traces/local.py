@@ -33,6 +33,7 @@ tests and small inputs.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import tempfile
@@ -175,6 +176,7 @@ def _jsonl_native_batches(path: str, stager: Any, count: ReadCount) -> Iterator[
 
 def _parquet_batches(path: str, count: ReadCount) -> Iterator[Any]:
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from traces.batch import parse_schema
@@ -183,12 +185,16 @@ def _parquet_batches(path: str, count: ReadCount) -> Iterator[Any]:
     start = 0
     file = pq.ParquetFile(path)
     count.rows += file.metadata.num_rows
-    for batch in file.iter_batches(batch_size=BATCH_ROWS):
+    prefix = pa.scalar(f"{path}#")
+    for batch in _read_ahead(file.iter_batches(batch_size=BATCH_ROWS)):
         # optional columns a file leaves out read as null
         part = pa.Table.from_arrays(
             [batch.column(c.name) if c.name in batch.schema.names
              else pa.nulls(batch.num_rows, schema.field(c.name).type) for c in COLUMNS], schema=schema)
-        origins = pa.array([f"{path}#{start + i + 1}" for i in range(part.num_rows)], pa.string())
+        origins = None  # "PATH#RECORD" for the rows without an origin of their own
+        if part["origin"].null_count:
+            numbers = pc.add(_row_numbers(part.num_rows), start + 1)
+            origins = pc.binary_join_element_wise(prefix, pc.cast(numbers, pa.string()), "")
 
         def check(i: int, part: Any = part, start: int = start) -> Row:
             record = {k: v for k, v in part.slice(i, 1).to_pylist()[0].items() if v is not None}
@@ -196,6 +202,30 @@ def _parquet_batches(path: str, count: ReadCount) -> Iterator[Any]:
 
         yield stage_records(part, origins, check)
         start += part.num_rows
+
+
+@functools.lru_cache(maxsize=4)
+def _row_numbers(n: int) -> Any:
+    """0 .. n-1 as an Arrow int64 array (Parquet batches are all BATCH_ROWS long but the last)."""
+    import pyarrow as pa
+
+    return pa.array(range(n), pa.int64())
+
+
+def _read_ahead(items: Iterator[Any]) -> Iterator[Any]:
+    """`items`, each made by a thread while the one before is used (Parquet decoding releases the
+    GIL): one item ahead at most."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="groupspec-read") as pool:
+        pending = pool.submit(next, items, None)
+        try:
+            while (item := pending.result()) is not None:
+                pending = pool.submit(next, items, None)
+                yield item
+        finally:
+            pending.cancel()
+            pool.shutdown(wait=True)
 
 
 def _log_batches(path: str, count: ReadCount) -> Iterator[Any]:
