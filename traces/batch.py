@@ -266,6 +266,7 @@ def stage_parsed(parsed: Any, failed: Sequence[tuple[int, int, int]], python_che
     gives their reason.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     table = pa.Table.from_batches([parsed])
     trace = table.select(list(COLUMN_NAMES))
@@ -276,5 +277,12 @@ def stage_parsed(parsed: Any, failed: Sequence[tuple[int, int, int]], python_che
         redo += zip(*(table[n].take(index).to_pylist() for n in NATIVE_EXTRA))
     if not redo:
         return good
-    checked = pa.Table.from_pylist([python_check(*r) for r in sorted(redo)], schema=staged_schema())
-    return pa.concat_tables([good, checked])
+    redo.sort()
+    checked = pa.Table.from_pylist([python_check(*r) for r in redo], schema=staged_schema())
+    staged = pa.concat_tables([good, checked])
+    if good.num_rows and checked["reject_reason"].null_count:
+        # rows only Python accepts: back in the lines' order (input clustered by group stays so)
+        bad = set(bad_rows)
+        lines = [n for i, n in enumerate(table["__line"].to_pylist()) if i not in bad] + [r[0] for r in redo]
+        staged = staged.take(pc.sort_indices(pa.array(lines, pa.int64())))
+    return staged
