@@ -129,36 +129,43 @@ def flag_rows(table: Any, config_rows: bool = True) -> Any:
     return out
 
 
-def _staged_good(table: Any, origins: Any) -> Any:
-    """Rows that passed: trace columns, origin filled in where the row has none, staging columns null."""
+def _staged_good(table: Any, origins: Optional[Any]) -> Any:
+    """Rows that passed: trace columns, origin filled in where the row has none (from `origins`;
+    None: every row has its own), staging columns null."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     columns = [table[name] for name in COLUMN_NAMES]
-    columns[COLUMN_NAMES.index("origin")] = pc.coalesce(table["origin"], origins)
+    if origins is not None:
+        columns[COLUMN_NAMES.index("origin")] = pc.coalesce(table["origin"], origins)
     columns += [pa.nulls(table.num_rows, _arrow_type(t)) for _, t in STAGED_EXTRA]
     return pa.Table.from_arrays(columns, schema=staged_schema())
 
 
-def stage_table(table: Any, origins: Any, flagged: Optional[Any] = None) -> tuple[Any, list[int]]:
+def stage_table(table: Any, origins: Optional[Any], flagged: Optional[Any] = None) -> tuple[Any, list[int]]:
     """A parsed table -> (the staged rows that pass the vector checks, indices of the flagged rows).
-    `origins` has one entry per table row; `flagged`: the flags, when the caller has them."""
+    `origins` has one entry per table row (None: the rows have their own); `flagged`: the flags,
+    when the caller has them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if flagged is None:
         flagged = flag_rows(table) if table.num_rows else pa.array([], pa.bool_())
-    good = _staged_good(table.filter(pc.invert(flagged)), pc.filter(origins, pc.invert(flagged)))
-    bad_rows = pc.indices_nonzero(flagged).to_pylist()
-    return good, bad_rows
+    if not (table.num_rows and pc.any(flagged).as_py()):  # the usual chunk: nothing to take out
+        return _staged_good(table, origins), []
+    keep = pc.invert(flagged)
+    good = _staged_good(table.filter(keep), None if origins is None else pc.filter(origins, keep))
+    return good, pc.indices_nonzero(flagged).to_pylist()
 
 
 def stage_json_lines(texts: Sequence[str], origins: Any, python_check: PythonCheck) -> Any:
-    """JSON Lines (one string per line, `origins` an Arrow string array) -> a staged Arrow table.
+    """JSON Lines (one string per line, `origins` an Arrow string array) -> a staged Arrow table,
+    one row per line in the lines' order (input clustered by group stays so: traces/local.py).
 
     `python_check(i)` validates line i in Python and returns its staged row (accepted or rejected).
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     # Only lines that look like one JSON object go to pyarrow (blank lines would be skipped by its
     # reader, and pyarrow 21 crashes on a bare `null` line); the rest are the Python check's.
@@ -170,19 +177,28 @@ def stage_json_lines(texts: Sequence[str], origins: Any, python_check: PythonChe
     tables: list[tuple[list[int], Any]] = []
     _parse_spans(texts, candidates, tables, failed)
     parts = []
+    lines: list[int] = []  # the line of each staged row, in `parts` order
     for index, table in tables:
         good, bad_rows = stage_table(table, origins.take(pa.array(index, pa.int64())))
         parts.append(good)
+        bad = set(bad_rows)
+        lines += [i for r, i in enumerate(index) if r not in bad]
         failed += [index[r] for r in bad_rows]
     if failed:
-        parts.append(pa.Table.from_pylist([python_check(i) for i in sorted(failed)], schema=staged_schema()))
+        failed.sort()
+        parts.append(pa.Table.from_pylist([python_check(i) for i in failed], schema=staged_schema()))
+        lines += failed
     if not parts:
         return staged_schema().empty_table()
-    return pa.concat_tables(parts)
+    staged = pa.concat_tables(parts)
+    if failed or len(parts) > 1:  # back in the lines' order (config rows are checked in Python)
+        staged = staged.take(pc.sort_indices(pa.array(lines, pa.int64())))
+    return staged
 
 
-def stage_records(table: Any, origins: Any, python_check: PythonCheck) -> Any:
-    """Parquet records (already typed by the file's schema) -> a staged Arrow table."""
+def stage_records(table: Any, origins: Optional[Any], python_check: PythonCheck) -> Any:
+    """Parquet records (already typed by the file's schema) -> a staged Arrow table (`origins`: for
+    the rows without an origin of their own; None: every row has one)."""
     import pyarrow as pa
 
     good, bad_rows = stage_table(table, origins, flag_rows_with_configs(table))
@@ -250,15 +266,23 @@ def stage_parsed(parsed: Any, failed: Sequence[tuple[int, int, int]], python_che
     gives their reason.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     table = pa.Table.from_batches([parsed])
     trace = table.select(list(COLUMN_NAMES))
-    good, bad_rows = stage_table(trace, trace["origin"], flag_rows_with_configs(trace))  # origin: the parser's
+    good, bad_rows = stage_table(trace, None, flag_rows_with_configs(trace))  # origin: the parser's
     redo = list(failed)
     if bad_rows:
         index = pa.array(bad_rows, pa.int64())
         redo += zip(*(table[n].take(index).to_pylist() for n in NATIVE_EXTRA))
     if not redo:
         return good
-    checked = pa.Table.from_pylist([python_check(*r) for r in sorted(redo)], schema=staged_schema())
-    return pa.concat_tables([good, checked])
+    redo.sort()
+    checked = pa.Table.from_pylist([python_check(*r) for r in redo], schema=staged_schema())
+    staged = pa.concat_tables([good, checked])
+    if good.num_rows and checked["reject_reason"].null_count:
+        # rows only Python accepts: back in the lines' order (input clustered by group stays so)
+        bad = set(bad_rows)
+        lines = [n for i, n in enumerate(table["__line"].to_pylist()) if i not in bad] + [r[0] for r in redo]
+        staged = staged.take(pc.sort_indices(pa.array(lines, pa.int64())))
+    return staged

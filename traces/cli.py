@@ -132,10 +132,12 @@ def _table_row_ids(judged: JudgedBy) -> tuple[str, ...]:
     return tuple(r.id for r in judged.table.rows if not r.unreachable)
 
 
-def _run_local(inputs: Any, output: str, options: ReplayOptions, judged: JudgedBy) -> Counts:
-    """The single-process run, streamed: verdicts and rejects are written as they are made, and the
-    spill files of the external sort by group live inside the output being built (removed before
-    it is published)."""
+def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
+    """The single-process run, streamed (traces/local.py): verdicts and rejects are written as they
+    are made (input clustered by group goes straight through; when its order breaks, the files are
+    emptied and the run starts again sorted), and the spill files of the external sort by group
+    live inside the output being built (removed before it is published). summary.json says which
+    path the run took (`local_path`: clustered or sorted)."""
     import shutil
 
     from check.native_replay import replayer_for
@@ -152,9 +154,15 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions, judged: JudgedB
             def emit(table: str, row: dict[str, Any]) -> None:
                 handles[table].write(json.dumps(row) + "\n")
 
+            def discard() -> None:  # the clustered path's order broke: it starts again, sorted
+                for handle in handles.values():
+                    handle.seek(0)
+                    handle.truncate()
+
             native = replayer_for(options.engine, judged.table, judged.urgent)[0] if inputs.fmt == "trace" else None
-            counts, covered = stream_local(inputs, emit, scratch, default_model_factory(judged.table, judged.urgent),
-                                           default_edges(judged.table), native=native)
+            factory = default_model_factory(judged.table, judged.urgent)
+            counts, covered, path = stream_local(inputs, emit, discard, scratch, factory, default_edges(judged.table),
+                                                 native=native)
         shutil.rmtree(scratch)
         counts.check()
         coverage = dict.fromkeys(_table_row_ids(judged) if inputs.fmt == "trace" else (), 0) | covered
@@ -163,5 +171,6 @@ def _run_local(inputs: Any, output: str, options: ReplayOptions, judged: JudgedB
                 handle.write(json.dumps({"key": k, "count": v}) + "\n")
         out.commit(counts.to_dict() | {"format": inputs.fmt, "master": "local (no Spark)", "table": judged.name,
                                        "engine": options.engine if inputs.fmt == "trace" else "python",
+                                       "local_path": path,
                                        "native_step_s": round(native.seconds(), 3) if native is not None else 0})
     return counts

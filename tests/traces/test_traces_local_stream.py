@@ -1,5 +1,7 @@
 """`replay --local` streams: an external sort by group through spill buckets, so memory does not
-grow with the input; and the Spark job brings nothing but counts to its driver.
+grow with the input (input clustered by group skips it: test_traces_local_clustered.py; the traces
+here end with rows that break the order, so they are sorted); and the Spark job brings nothing but
+counts to its driver.
 
 The streamed run is compared with itself at one bucket (everything in memory, as before the
 spill); a bucket size of a few kilobytes forces many buckets, each read back alone.
@@ -45,6 +47,7 @@ def test_many_small_buckets_give_the_same_output_as_one(tmp_path: Path, monkeypa
     inputs = classify([str(_trace(tmp_path))])
     assert bucket_count(inputs) == 1
     whole = run_local(inputs)
+    assert whole.path == local.SORTED  # the duplicate at the end breaks the order
     assert whole.counts.groups == 12 and whole.counts.rejected >= 2
 
     read_back: list[int] = []
@@ -83,7 +86,7 @@ def test_a_bucket_holds_its_share_of_the_input_not_all_of_it(tmp_path: Path, mon
     monkeypatch.setattr(local, "MAX_BUCKETS", 16)
     monkeypatch.setattr(Spill, "sorted_batches", spy)
     result = run_local(inputs)
-    assert result.counts.groups == 24 and len(sizes) > 8
+    assert result.path == local.SORTED and result.counts.groups == 24 and len(sizes) > 8
     assert max(sizes) < sum(sizes) / 2
 
 
@@ -169,9 +172,8 @@ def test_interleaved_groups_are_sorted_and_clustered_ones_need_not_be(tmp_path: 
         return sorts[-1]
 
     monkeypatch.setattr(local, "in_group_order", spy)
-    # the native stage 1 keeps the lines' order (pyarrow's moves the config rows, checked in Python)
     clustered = run_local(classify([str(path)]), native=make_replayer())
-    assert sorts == [True]
+    assert clustered.path == local.CLUSTERED and sorts == []  # straight through, no spill
     mixed = run_local(classify([str(interleaved)]), native=make_replayer())
-    assert sorts == [True, False]
+    assert mixed.path == local.SORTED and sorts == [False]
     assert _key(mixed) == _key(clustered) and clustered.counts.groups == 12

@@ -58,9 +58,9 @@ def _by_origin(tables: list[Any]) -> dict[str, dict[str, Any]]:
 def test_the_native_stage_stages_what_pyarrow_stages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      chunk: int, trailing_newline: bool) -> None:
     path = str(_file(tmp_path, trailing_newline))
-    expected = _by_origin(list(local._jsonl_batches(path)))
+    expected = _by_origin(list(local._jsonl_batches(path, local.ReadCount())))
     monkeypatch.setattr(local, "NATIVE_CHUNK_BYTES", chunk)
-    assert _by_origin(list(local._jsonl_native_batches(path, _stager()))) == expected
+    assert _by_origin(list(local._jsonl_native_batches(path, _stager(), local.ReadCount()))) == expected
     assert sum(r["reject_reason"] is not None for r in expected.values()) > 30
 
 
@@ -90,8 +90,8 @@ def test_the_spark_stage_stages_what_pyarrow_stages(tmp_path: Path) -> None:
 def test_a_row_staged_differently_is_caught(tmp_path: Path) -> None:
     # negative control: the comparison above sees one changed cell of one accepted row
     path = str(_file(tmp_path, True))
-    expected = _by_origin(list(local._jsonl_batches(path)))
-    tables = list(local._jsonl_native_batches(path, _stager()))
+    expected = _by_origin(list(local._jsonl_batches(path, local.ReadCount())))
+    tables = list(local._jsonl_native_batches(path, _stager(), local.ReadCount()))
     first = tables[0].to_pylist()
     first[3]["ts_ms"] += 1
     tables[0] = pa.Table.from_pylist(first, schema=tables[0].schema)
@@ -122,9 +122,9 @@ def test_config_rows_get_the_validators_verdicts_without_python(tmp_path: Path) 
     assert sum(v is not None for v in want.values()) == 6
     path = tmp_path / "t.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=batch.parse_schema()), path)
-    staged = pa.concat_tables(list(local._parquet_batches(str(path)))).to_pylist()
+    staged = pa.concat_tables(list(local._parquet_batches(str(path), local.ReadCount()))).to_pylist()
     assert {r["seq"]: r["reject_reason"] for r in staged} == want
     jsonl = tmp_path / "t.jsonl"
     jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    staged = pa.concat_tables(list(local._jsonl_native_batches(str(jsonl), _stager()))).to_pylist()
+    staged = pa.concat_tables(list(local._jsonl_native_batches(str(jsonl), _stager(), local.ReadCount()))).to_pylist()
     assert {r["seq"]: r["reject_reason"] for r in staged} == want
