@@ -132,7 +132,7 @@ def _table_row_ids(judged: JudgedBy) -> tuple[str, ...]:
     return tuple(r.id for r in judged.table.rows if not r.unreachable)
 
 
-def _run_local(inputs: Any, output: str, options: ReplayOptions) -> Counts:
+def _run_local(inputs: Any, output: str, options: ReplayOptions, judged: JudgedBy) -> Counts:
     """The single-process run, streamed (traces/local.py): verdicts and rejects are written as they
     are made (input clustered by group goes straight through; when its order breaks, the files are
     emptied and the run starts again sorted), and the spill files of the external sort by group
