@@ -311,7 +311,7 @@ struct Job<'a> {
     model: &'a Model,
     store: &'a Store,
     state_invs: &'a [Inv],
-    transition_invs: &'a [Inv],
+    transition_invs: &'a [TransitionCheck],
     py_transition: &'a [(u16, &'a str)],
     /// Only when the run is sequential (the callbacks run Python on the calling thread).
     cb: Option<&'a (dyn Callbacks + Send + Sync)>,
@@ -426,10 +426,10 @@ fn expand(job: &Job, hands: &mut Hands, memo: Option<&mut StepMemo>, here: &[u8]
         let tv = pos32(made.viols.len())?;
         if let (Some(t), Some(inp)) = (s.transition, s.input) {
             made.rows.extend_from_slice(&t.rows);
-            for (i, inv) in job.transition_invs.iter().enumerate() {
+            for (i, check) in job.transition_invs.iter().enumerate() {
                 let bad = match s.verdicts {
                     Some(v) => v & (1 << i) != 0,
-                    None => transition_violated(*inv, &model.table.rows, &w.group, inp, t),
+                    None => check(&model.table.rows, &w.group, inp, t),
                 };
                 if bad {
                     made.viols.push(i as u16);
@@ -478,8 +478,8 @@ fn expand(job: &Job, hands: &mut Hands, memo: Option<&mut StepMemo>, here: &[u8]
             let mut succs = Vec::new();
             let verdicts = |before: &Group, inp: &Input, t: &Transition| -> u64 {
                 let mut v = 0u64;
-                for (i, inv) in job.transition_invs.iter().enumerate() {
-                    if transition_violated(*inv, &model.table.rows, before, inp, t) {
+                for (i, check) in job.transition_invs.iter().enumerate() {
+                    if check(&model.table.rows, before, inp, t) {
                         v |= 1 << i;
                     }
                 }
@@ -595,6 +595,7 @@ pub fn explore(
     let mut cut_short = String::new();
     let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
     let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();
+    let transition_checks: Vec<TransitionCheck> = transition_invs.iter().map(|i| transition_check(*i)).collect();
     let py_state: Vec<(u16, &str)> = py_invariants(opts, false);
     let py_transition: Vec<(u16, &str)> = py_invariants(opts, true);
     let cb = model.table.callbacks.as_deref();
@@ -654,7 +655,7 @@ pub fn explore(
             model,
             store: &store,
             state_invs: &state_invs,
-            transition_invs: &transition_invs,
+            transition_invs: &transition_checks,
             py_transition: &py_transition,
             cb: if sequential { cb } else { None },
         };
