@@ -111,8 +111,8 @@ impl Store {
     fn len(&self) -> usize {
         self.key_off.len() - 1
     }
-    fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
+    fn hash(key: &[u8]) -> u64 {
+        rustc_hash::FxBuildHasher.hash_one(key)
     }
     /// The state with this key (`hash` its hash), if stored.
     fn find(&self, hash: u64, key: &[u8]) -> Option<u32> {
@@ -450,7 +450,7 @@ fn expand(job: &Job, hands: &mut Hands, memo: Option<&mut StepMemo>, here: &[u8]
             Target::Same
         } else {
             canon.key(s.world, key);
-            let hash = job.store.hash(key);
+            let hash = Store::hash(key);
             match job.store.find(hash, key) {
                 Some(i) => Target::Known(i),
                 None => {
@@ -520,6 +520,190 @@ fn no_callbacks() -> String {
     "invariants through Python without callbacks".to_string()
 }
 
+/// Everything the search keeps, and its storing of one expanded state (`absorb`): states are
+/// numbered, and violations found, in the order this is called, one state after the other.
+struct Search<'a> {
+    model: &'a Model,
+    opts: &'a Options,
+    tick: &'a mut dyn FnMut(&Progress) -> bool,
+    cb: Option<&'a (dyn Callbacks + Send + Sync)>,
+    py_state: &'a [(u16, &'a str)],
+    state_names: Vec<&'a str>,
+    transition_names: Vec<&'a str>,
+    store: Store,
+    queue: Queue,
+    parent: Vec<u32>,
+    ord: Vec<u16>,
+    levels: Levels,
+    expanded: Bits,
+    quiet: Bits,
+    calm: Edges,
+    rows_fired: Vec<u64>,
+    report: Report<'a>,
+    frontier: u64,
+    edges: u64,
+    interrupted: bool,
+    settle: Option<Vec<String>>,
+    cut_short: String,
+    head: usize,
+    node_depth: u16,
+    targets: Vec<(u32, bool)>,
+    calm_targets: Vec<u32>,
+    since_tick: usize,
+    /// The most bytes a slice's buffers held.
+    slice_peak: usize,
+}
+
+impl Search<'_> {
+    /// Stores what was made of the next state in BFS order: Ok(true) when the search stops
+    /// there.
+    fn absorb(&mut self, m: &Made, st: &StateMade) -> Result<bool, String> {
+        let opts = self.opts;
+        let node = self.head as u32;
+        self.head += 1;
+        let levels = &self.levels.0;
+        while levels.len() > self.node_depth as usize + 1 && levels[self.node_depth as usize + 1] <= node {
+            self.node_depth += 1;
+        }
+        let quiet_here = match st.status {
+            Status::Beyond => {
+                self.frontier += 1;
+                if opts.liveness {
+                    self.calm.push(node, &[]);
+                }
+                return Ok(false);
+            }
+            Status::IllFormed { quiet: q } | Status::Expanded { quiet: q } => q,
+        };
+        self.expanded.set(node as usize);
+        if quiet_here {
+            self.quiet.set(node as usize);
+        }
+        if let Status::IllFormed { .. } = st.status {
+            self.report.add(WELL_FORMED, node, None);
+            if opts.liveness {
+                self.calm.push(node, &[]);
+            }
+            return Ok(false);
+        }
+        self.targets.clear();
+        for (pos, s) in m.succs[at(st.succs)].iter().enumerate() {
+            for v in &m.viols[at(s.viols)] {
+                self.report.add(self.transition_names[*v as usize], node, Some(pos as u32));
+            }
+            let nxt = match s.target {
+                Target::Same => node,
+                Target::Known(i) => i,
+                Target::New { hash, key, enc, viols } => {
+                    let (nxt, new) = self.store.intern(hash, &m.bytes[at(key)])?;
+                    if new {
+                        self.new_state(m, node, pos, nxt, enc, viols)?;
+                    }
+                    nxt
+                }
+            };
+            self.targets.push((nxt, s.fault));
+        }
+        for r in &m.rows[at(st.rows)] {
+            self.rows_fired[*r as usize] += 1;
+        }
+        self.targets.sort_unstable();
+        self.calm_targets.clear();
+        let targets = &self.targets;
+        let mut i = 0;
+        while i < targets.len() {
+            let t = targets[i].0;
+            let mut all_fault = true;
+            while i < targets.len() && targets[i].0 == t {
+                all_fault &= targets[i].1;
+                i += 1;
+            }
+            self.edges += 1;
+            if !all_fault {
+                self.calm_targets.push(t);
+            }
+        }
+        if opts.liveness {
+            self.calm.push(node, &self.calm_targets);
+        }
+        self.stops()
+    }
+
+    /// A state stored for the first time: its packed world queued, its BFS links, the
+    /// invariants it violates.
+    fn new_state(&mut self, m: &Made, node: u32, pos: usize, nxt: u32, enc: (u32, u32), viols: (u32, u32)) -> Result<(), String> {
+        self.queue.push(&m.bytes[at(enc)])?;
+        self.parent.push(node);
+        self.ord.push(u16::try_from(pos).map_err(|_| "more than 65,535 successors of one state".to_string())?);
+        if self.levels.0.len() == self.node_depth as usize + 1 {
+            self.levels.0.push(nxt);
+        }
+        for v in &m.viols[at(viols)] {
+            self.report.add(self.state_names[*v as usize], nxt, None);
+        }
+        if !self.py_state.is_empty() {
+            let w = decode_world(&m.bytes[at(enc)], self.model.n as usize);
+            for (i, name) in self.py_state {
+                if self.cb.ok_or_else(no_callbacks)?.state_violated(*i, &w.group)? {
+                    self.report.add(name, nxt, None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After an expanded state: progress (Ctrl-C), --max-states, the stop at the first
+    /// violation, every property settled. Ok(true): stop.
+    fn stops(&mut self) -> Result<bool, String> {
+        let opts = self.opts;
+        let store_len = self.store.len();
+        self.since_tick += 1;
+        if self.since_tick >= 64 {
+            self.since_tick = 0;
+            let p = Progress {
+                states: store_len,
+                edges: self.edges,
+                depth: self.node_depth,
+                queue: store_len - self.head,
+                bytes: self.store.bytes()
+                    + self.queue.bytes()
+                    + self.parent.len() * 4
+                    + self.ord.len() * 2
+                    + self.calm.stream.len()
+                    + self.slice_peak,
+            };
+            if !(self.tick)(&p) {
+                self.interrupted = true;
+                return Ok(true);
+            }
+        }
+        if let Some(m) = opts.max_states {
+            if store_len >= m {
+                let left = store_len - self.head;
+                if left > 0 {
+                    self.cut_short = format!("--max-states {m} reached with {} states unexplored", thousands(left));
+                }
+                return Ok(true);
+            }
+        }
+        let found = &self.report.found;
+        if opts.stop_at_first_violation && !found.is_empty() {
+            self.cut_short = "stopped at the first violation".to_string();
+            return Ok(true);
+        }
+        if let Some(pending) = self.settle.as_mut() {
+            if found.iter().any(|v| v.name != LIVENESS) {
+                pending.retain(|p| p != LIVENESS);
+            }
+            if !pending.is_empty() && pending.iter().all(|p| found.iter().any(|v| &v.name == p)) {
+                self.cut_short = "every checked property has a counterexample".to_string();
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
 /// Expands the states of `slice` (packed worlds, `ends[i]` closing world i) into `made`, one
 /// per thread: each takes chunks of CHUNK states in turn and notes them in `Made::chunks`.
 fn expand_slice(
@@ -577,22 +761,6 @@ pub fn explore(
 ) -> Result<Outcome, String> {
     let rns = renamers(&model.b, opts.symmetry);
     let mut hands = Hands::new(&rns);
-    let mut store = Store::new();
-    let mut queue = Queue::new();
-    let mut parent: Vec<u32> = Vec::new();
-    let mut ord: Vec<u16> = Vec::new();
-    let mut levels = Levels(vec![0]);
-    let mut expanded = Bits::default();
-    let mut quiet = Bits::default();
-    let mut calm = Edges { stream: Vec::new(), count: 0 };
-    let mut rows_fired = vec![0u64; model.table.rows.len()];
-    let mut report = Report { found: Vec::new(), seen: Vec::new(), skip: &opts.skip, first_only: opts.first_violation_only };
-    let mut frontier = 0u64;
-    let mut edges = 0u64;
-    let mut interrupted = false;
-
-    let mut settle: Option<Vec<String>> = opts.settle.clone();
-    let mut cut_short = String::new();
     let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
     let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();
     let transition_checks: Vec<TransitionCheck> = transition_invs.iter().map(|i| transition_check(*i)).collect();
@@ -602,65 +770,86 @@ pub fn explore(
     if cb.is_none() && !opts.py_invariants.is_empty() {
         return Err(no_callbacks());
     }
-    // the names of the violation indices `expand` notes
-    let state_names: Vec<&str> = state_invs.iter().map(|i| inv_name(*i)).collect();
-    let transition_names: Vec<&str> =
-        transition_invs.iter().map(|i| inv_name(*i)).chain(py_transition.iter().map(|p| p.1)).collect();
-
     let memo_on = opts.memo && !model.table.calls_back() && transition_invs.len() <= 64;
     let mut memo = StepMemo::new(if memo_on { MEMO_SLOTS } else { 1 });
     // Python runs on this thread only, and the memo is one thread's
     let sequential = model.table.calls_back() || !opts.py_invariants.is_empty() || memo_on;
     let threads = if sequential { 1 } else { opts.threads.max(1) };
-    let mut made: Vec<Made> = (0..threads).map(|_| Made::default()).collect();
-    let (mut slice, mut ends) = (Vec::new(), Vec::new());
-    let mut slice_peak = 0usize;
+    let mut search = Search {
+        model,
+        opts,
+        tick,
+        cb,
+        py_state: &py_state,
+        // the names of the violation indices `expand` notes
+        state_names: state_invs.iter().map(|i| inv_name(*i)).collect(),
+        transition_names: transition_invs.iter().map(|i| inv_name(*i)).chain(py_transition.iter().map(|p| p.1)).collect(),
+        store: Store::new(),
+        queue: Queue::new(),
+        parent: Vec::new(),
+        ord: Vec::new(),
+        levels: Levels(vec![0]),
+        expanded: Bits::default(),
+        quiet: Bits::default(),
+        calm: Edges { stream: Vec::new(), count: 0 },
+        rows_fired: vec![0u64; model.table.rows.len()],
+        report: Report { found: Vec::new(), seen: Vec::new(), skip: &opts.skip, first_only: opts.first_violation_only },
+        frontier: 0,
+        edges: 0,
+        interrupted: false,
+        settle: opts.settle.clone(),
+        cut_short: String::new(),
+        head: 0,
+        node_depth: 0,
+        targets: Vec::new(),
+        calm_targets: Vec::new(),
+        since_tick: 0,
+        slice_peak: 0,
+    };
 
     let init = model.initial();
     let mut key = Vec::new();
     hands.canon.key(&init, &mut key);
     encode_world(&init, &mut hands.enc)?;
-    store.intern(store.hash(&key), &key)?;
-    queue.push(&hands.enc)?;
-    parent.push(u32::MAX);
-    ord.push(0);
+    search.store.intern(Store::hash(&key), &key)?;
+    search.queue.push(&hands.enc)?;
+    search.parent.push(u32::MAX);
+    search.ord.push(0);
     for inv in &state_invs {
         if state_violated(*inv, &init.group) {
-            report.add(inv_name(*inv), 0, None);
+            search.report.add(inv_name(*inv), 0, None);
         }
     }
     for (i, name) in &py_state {
         if cb.ok_or_else(no_callbacks)?.state_violated(*i, &init.group)? {
-            report.add(name, 0, None);
+            search.report.add(name, 0, None);
         }
     }
-    let mut head = 0usize;
-    let mut node_depth = 0u16;
-    let mut targets: Vec<(u32, bool)> = Vec::new();
-    let mut calm_targets: Vec<u32> = Vec::new();
-    let mut since_tick = 0usize;
+    let mut made: Vec<Made> = (0..threads).map(|_| Made::default()).collect();
+    let (mut slice, mut ends) = (Vec::new(), Vec::new());
     // where each chunk of a slice was made: (worker, first entry)
     let mut chunk_at: Vec<(usize, usize)> = Vec::new();
-    'search: while head < store.len() {
+    'search: while search.head < search.store.len() {
         // the next slice of the queue: states stored already, so making their successors needs
         // nothing the slice itself adds
-        let n = (if threads == 1 { 1 } else { SLICE }).min(store.len() - head);
+        let n = (if threads == 1 { 1 } else { SLICE }).min(search.store.len() - search.head);
         slice.clear();
         ends.clear();
         for _ in 0..n {
-            queue.pop(&mut slice);
+            search.queue.pop(&mut slice);
             ends.push(pos32(slice.len())?);
         }
         let job = Job {
             model,
-            store: &store,
+            store: &search.store,
             state_invs: &state_invs,
             transition_invs: &transition_checks,
             py_transition: &py_transition,
             cb: if sequential { cb } else { None },
         };
         expand_slice(&job, &rns, &mut hands, memo_on.then_some(&mut memo), &slice, &ends, &mut made)?;
-        slice_peak = slice_peak.max(slice.len() + 4 * ends.len() + made.iter().map(Made::bytes).sum::<usize>());
+        let bytes = slice.len() + 4 * ends.len() + made.iter().map(Made::bytes).sum::<usize>();
+        search.slice_peak = search.slice_peak.max(bytes);
         chunk_at.clear();
         for (t, m) in made.iter().enumerate() {
             for (c, first) in &m.chunks {
@@ -674,128 +863,29 @@ pub fn explore(
         // store them in the order a sequential search makes them
         for i in 0..n {
             let (t, first) = chunk_at[i / per_chunk];
-            let m = &made[t];
-            let st = m.states[first + i % per_chunk];
-            let node = head as u32;
-            head += 1;
-            while levels.0.len() > node_depth as usize + 1 && levels.0[node_depth as usize + 1] <= node {
-                node_depth += 1;
-            }
-            let quiet_here = match st.status {
-                Status::Beyond => {
-                    frontier += 1;
-                    if opts.liveness {
-                        calm.push(node, &[]);
-                    }
-                    continue;
-                }
-                Status::IllFormed { quiet: q } | Status::Expanded { quiet: q } => q,
-            };
-            expanded.set(node as usize);
-            if quiet_here {
-                quiet.set(node as usize);
-            }
-            if let Status::IllFormed { .. } = st.status {
-                report.add(WELL_FORMED, node, None);
-                if opts.liveness {
-                    calm.push(node, &[]);
-                }
-                continue;
-            }
-            targets.clear();
-            for (pos, s) in m.succs[at(st.succs)].iter().enumerate() {
-                for v in &m.viols[at(s.viols)] {
-                    report.add(transition_names[*v as usize], node, Some(pos as u32));
-                }
-                let nxt = match s.target {
-                    Target::Same => node,
-                    Target::Known(i) => i,
-                    Target::New { hash, key, enc, viols } => {
-                        let (nxt, new) = store.intern(hash, &m.bytes[at(key)])?;
-                        if new {
-                            queue.push(&m.bytes[at(enc)])?;
-                            parent.push(node);
-                            ord.push(u16::try_from(pos).map_err(|_| "more than 65,535 successors of one state".to_string())?);
-                            if levels.0.len() == node_depth as usize + 1 {
-                                levels.0.push(nxt);
-                            }
-                            for v in &m.viols[at(viols)] {
-                                report.add(state_names[*v as usize], nxt, None);
-                            }
-                            if !py_state.is_empty() {
-                                let w = decode_world(&m.bytes[at(enc)], model.n as usize);
-                                for (i, name) in &py_state {
-                                    if cb.ok_or_else(no_callbacks)?.state_violated(*i, &w.group)? {
-                                        report.add(name, nxt, None);
-                                    }
-                                }
-                            }
-                        }
-                        nxt
-                    }
-                };
-                targets.push((nxt, s.fault));
-            }
-            for r in &m.rows[at(st.rows)] {
-                rows_fired[*r as usize] += 1;
-            }
-            targets.sort_unstable();
-            calm_targets.clear();
-            let mut i = 0;
-            while i < targets.len() {
-                let t = targets[i].0;
-                let mut all_fault = true;
-                while i < targets.len() && targets[i].0 == t {
-                    all_fault &= targets[i].1;
-                    i += 1;
-                }
-                edges += 1;
-                if !all_fault {
-                    calm_targets.push(t);
-                }
-            }
-            if opts.liveness {
-                calm.push(node, &calm_targets);
-            }
-            since_tick += 1;
-            if since_tick >= 64 {
-                since_tick = 0;
-                let p = Progress {
-                    states: store.len(),
-                    edges,
-                    depth: node_depth,
-                    queue: store.len() - head,
-                    bytes: store.bytes() + queue.bytes() + parent.len() * 4 + ord.len() * 2 + calm.stream.len() + slice_peak,
-                };
-                if !tick(&p) {
-                    interrupted = true;
-                    break 'search;
-                }
-            }
-            if let Some(m) = opts.max_states {
-                if store.len() >= m {
-                    let left = store.len() - head;
-                    if left > 0 {
-                        cut_short = format!("--max-states {m} reached with {} states unexplored", thousands(left));
-                    }
-                    break 'search;
-                }
-            }
-            if opts.stop_at_first_violation && !report.found.is_empty() {
-                cut_short = "stopped at the first violation".to_string();
+            if search.absorb(&made[t], &made[t].states[first + i % per_chunk])? {
                 break 'search;
-            }
-            if let Some(pending) = settle.as_mut() {
-                if report.found.iter().any(|v| v.name != LIVENESS) {
-                    pending.retain(|p| p != LIVENESS);
-                }
-                if !pending.is_empty() && pending.iter().all(|p| report.found.iter().any(|v| &v.name == p)) {
-                    cut_short = "every checked property has a counterexample".to_string();
-                    break 'search;
-                }
             }
         }
     }
+    let Search {
+        store,
+        queue,
+        parent,
+        ord,
+        levels,
+        expanded,
+        quiet,
+        calm,
+        rows_fired,
+        report,
+        frontier,
+        edges,
+        interrupted,
+        cut_short,
+        slice_peak,
+        ..
+    } = search;
     let mut violations = report.found;
     let states = store.len();
     let max_depth = levels.depth(states as u32 - 1);
