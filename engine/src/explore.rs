@@ -2,7 +2,9 @@
 //! state and transition, row coverage, and the liveness property `quiescence-reachable` on the
 //! explored graph. States are stored packed: a hash table of state indices over an arena of
 //! canonical keys, BFS parent links and successor positions; full world encodings only while a
-//! state waits in the BFS queue.
+//! state waits in the BFS queue. With `Options::threads` > 1, slices of the queue are expanded in
+//! parallel (`expand_slice`: successors, invariants, canonical keys, encodings) and stored in the
+//! order one thread stores them (`Search::absorb`), so no result depends on the thread count.
 
 use crate::abstract_model::*;
 use crate::invariants::*;
