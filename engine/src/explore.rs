@@ -776,7 +776,8 @@ pub fn explore(
     let mut memo = StepMemo::new(if memo_on { MEMO_SLOTS } else { 1 });
     // Python runs on this thread only, and the memo is one thread's
     let sequential = model.table.calls_back() || !opts.py_invariants.is_empty() || memo_on;
-    let threads = if sequential { 1 } else { opts.threads.max(1) };
+    // more threads than a slice has chunks would have nothing to do
+    let threads = if sequential { 1 } else { opts.threads.clamp(1, SLICE / CHUNK) };
     let mut search = Search {
         model,
         opts,
