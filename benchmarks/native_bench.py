@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 ANCHORS = ROOT / ".." / "shared" / "anchors"
@@ -32,20 +32,27 @@ SRS = "session,rebalance,stall"
 FAULT_SETS = (SRS, SRS + ",crash", "session,rebalance,unload,lost,crash,offsets,stall,append,impersonate")
 
 
-def one(engine: str, members: int, gen: int, faults: str, liveness: bool, ids: int = 2) -> None:
+def one(engine: str, members: int, gen: int, faults: str, liveness: bool, ids: int = 2,
+        threads: Optional[int] = None) -> None:
     """Child process: one exploration, a JSON line on stdout. `cpu` is the exploration's own CPU
-    time; `base` the process's peak RSS before it (interpreter, model, engine loaded), so
-    (peak - base) / states is what each state cost."""
+    time (every thread's); `base` the process's peak RSS before it (interpreter, model, engine
+    loaded), so (peak - base) / states is what each state cost. `threads`: the native explorer's
+    (None: its default; main's engine has no such option)."""
     from check.abstract import Bounds
     from check.native import explore_native
     from check.explore import explore
     from model.table import CLASSIC_TABLE, URGENT
     b = Bounds(dynamic=members, max_generation=gen, faults=frozenset(faults.split(",")),
                max_ids_per_client=ids)
-    run = explore_native if engine == "native" else explore
     before = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
-    r = run(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness)
+    if engine != "native":
+        r = explore(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness)
+    elif threads is None:
+        r = explore_native(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness)
+    else:
+        r = explore_native(CLASSIC_TABLE, URGENT, b, progress=None, liveness=liveness,
+                           threads=threads)
     secs = time.perf_counter() - t
     use = resource.getrusage(resource.RUSAGE_SELF)
     peak = use.ru_maxrss * 1024
@@ -94,72 +101,115 @@ def row(engine: str, members: int, gen: int, faults: str, timeout: float) -> str
             f"{int(r['peak']) / 2**20:,.0f} MB | {verdict}, {states / max(secs, 1e-9):,.0f} states/s |")  # type: ignore[call-overload]
 
 
-def spin_runs(model: str, timeout: float, repeat: int) -> Optional[tuple[int, list[float], float]]:
-    """SPIN's pan on the anchor model, `repeat` times: (states, CPU seconds of each run, MB)."""
+SPIN_FLAGS = ["-O2", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=20000"]
+
+
+class SpinRuns(NamedTuple):
+    states: int
+    cpus: list[float]  # CPU seconds of each run (pan and the workers it forks)
+    walls: list[float]
+    mb: float  # pan's own count of its memory
+
+
+def spin_runs(model: str, timeout: float, repeat: int, cores: int = 1,
+              between: Callable[[], None] = lambda: None) -> Optional[SpinRuns]:
+    """SPIN's pan on the anchor model, `repeat` times (`between` called after each run, to
+    interleave other runs with them); cores > 1: pan built with -DNCORE=cores (SPIN's own
+    multi-core search)."""
     src = ANCHORS / model
     if shutil.which("spin") is None or shutil.which("gcc") is None or not src.exists():
         return None
     cpus: list[float] = []
+    walls: list[float] = []
+    ncore = [f"-DNCORE={cores}"] if cores > 1 else []
     with tempfile.TemporaryDirectory() as d:
         shutil.copy(src, d)
         subprocess.run(["spin", "-a", model], cwd=d, check=True, capture_output=True)
-        subprocess.run(["gcc", "-O2", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=20000", "-o", "pan",
-                        "pan.c"], cwd=d, check=True, capture_output=True)
+        subprocess.run(["gcc", *SPIN_FLAGS, *ncore, "-o", "pan", "pan.c"], cwd=d, check=True,
+                       capture_output=True)
         for _ in range(repeat):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
             out = subprocess.run(["./pan", "-m4000000", "-w24"], cwd=d, capture_output=True,
                                  text=True, timeout=timeout).stdout
+            walls.append(time.perf_counter() - t)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            between()
     found = re.search(r"([\d.e+]+) states, stored", out)
     mem = re.search(r"([\d.]+)\s+total actual memory usage", out)
-    return (int(float(found.group(1))) if found else 0, cpus, float(mem.group(1)) if mem else 0.0)
+    return SpinRuns(int(float(found.group(1))) if found else 0, cpus, walls,
+                    float(mem.group(1)) if mem else 0.0)
 
 
 def spin(model: str, timeout: float) -> str:
     r = spin_runs(model, timeout, 1)
     if r is None:
         return f"| SPIN {model} | not run (spin, gcc or the model missing) |"
-    states, cpus, mb = r
-    return (f"| SPIN {model} | {states:,} states | {cpus[0]:.1f} s CPU | {states / cpus[0]:,.0f} "
-            f"states/s | {mb} MB |")
+    return (f"| SPIN {model} | {r.states:,} states | {r.cpus[0]:.1f} s CPU | {r.states / r.cpus[0]:,.0f} "
+            f"states/s | {r.mb} MB |")
 
 
-def side_by_side(repeat: int, gens: list[int]) -> None:
-    """SPIN's N3 anchor, this engine and main's, interleaved `repeat` times: states per CPU
-    second (min / median / max) and bytes a state ((peak RSS - RSS before exploring) / states)."""
-    print("| run | states | CPU s min / median | states/s (CPU) max / median / min | bytes a state (RSS) | "
-          "peak RSS |\n|---|---|---|---|---|---|", flush=True)
-    r = spin_runs("kafka_N3_flat.pml", 300, repeat)
-    if r is None:
-        print("| SPIN kafka_N3_flat.pml | not run (spin, gcc or the model missing) |")
-    else:
-        states, cpus, mb = r
-        print(f"| SPIN kafka_N3_flat.pml (`pan -m4000000 -w24`, -DSAFETY -DNOREDUCE) | {states:,} | "
-              f"{min(cpus):.2f} / {statistics.median(cpus):.2f} | {states / min(cpus):,.0f} / "
-              f"{states / statistics.median(cpus):,.0f} / {states / max(cpus):,.0f} | "
-              f"{mb * 2**20 / states:,.0f} (pan's own count) | {mb:,.0f} MB (pan's count) |", flush=True)
-    for gen in gens:
-        runs: dict[bool, list[dict[str, object]]] = {False: [], True: []}
-        for _ in range(repeat):
-            for old in (True, False):
-                got = child(["native", "3", str(gen), SRS, "1"], 600, old=old)
+def _rates(n: int, secs: list[float]) -> str:
+    """min / median seconds | states per second max / median / min."""
+    secs = sorted(secs)
+    return (f"{secs[0]:.2f} / {statistics.median(secs):.2f} | {n / secs[0]:,.0f} / "
+            f"{n / statistics.median(secs):,.0f} / {n / secs[-1]:,.0f}")
+
+
+SIDE_HEADER = ("| run | states | CPU s min / median | states per CPU s max / median / min | "
+               "wall s min / median | states per wall s max / median / min | bytes a state (RSS) | "
+               "peak RSS |\n|---|---|---|---|---|---|---|---|")
+
+
+def side_by_side(repeat: int, gens: list[int], threads: list[int]) -> None:
+    """SPIN's N3 anchor (one core, and SPIN's own multi-core search on the machine's cores), this
+    engine on each of `threads` and main's, interleaved `repeat` times: states per CPU second and
+    per wall second (min / median / max) and bytes a state ((peak RSS - RSS before exploring) /
+    states)."""
+    from check.native import machine_cores
+    print(SIDE_HEADER, flush=True)
+    cores = machine_cores()
+    engines: list[tuple[str, bool, Optional[int]]] = [("main's engine", True, None)]
+    engines += [(f"this branch, {t} thread{'s' if t > 1 else ''}", False, t) for t in threads]
+    runs: dict[tuple[int, str], list[dict[str, object]]] = {}
+
+    def ours() -> None:  # one run of each engine at each bound, between SPIN's runs
+        for gen in gens:
+            for label, old, t in engines:
+                extra = [] if t is None else ["2", str(t)]
+                got = child(["native", "3", str(gen), SRS, "1", *extra], 600, old=old)
                 if got is not None and "error" not in got:
-                    runs[old].append(got)
-        for old in (True, False):
-            rs = runs[old]
+                    runs.setdefault((gen, label), []).append(got)
+
+    spins = [(1, spin_runs("kafka_N3_flat.pml", 300, repeat, 1, ours))]
+    if cores > 1:
+        spins.append((cores, spin_runs("kafka_N3_flat.pml", 300, repeat, cores)))
+    for c, r in spins:
+        label = "`pan -m4000000 -w24`, -DSAFETY -DNOREDUCE" + (f" -DNCORE={c}" if c > 1 else ", one core")
+        if r is None:
+            print(f"| SPIN kafka_N3_flat.pml ({label}) | not run (spin, gcc or the model missing) |")
+            continue
+        print(f"| SPIN kafka_N3_flat.pml ({label}) | {r.states:,} | {_rates(r.states, r.cpus)} | "
+              f"{_rates(r.states, r.walls)} | {r.mb * 2**20 / r.states:,.0f} (pan's own count) | "
+              f"{r.mb:,.0f} MB (pan's count) |", flush=True)
+    if not spins[0][1]:
+        for _ in range(repeat):
+            ours()
+    for gen in gens:
+        for label, _, _ in engines:
+            rs = runs.get((gen, label), [])
             if not rs:
-                print(f"| {'main' if old else 'this branch'}, generation <= {gen} | not finished |")
+                print(f"| {label}, generation <= {gen} | not finished |")
                 continue
             n = int(rs[0]["states"])  # type: ignore[call-overload]
-            cpus = sorted(float(x["cpu"]) for x in rs)  # type: ignore[arg-type]
+            cpus = [float(x["cpu"]) for x in rs]  # type: ignore[arg-type]
+            walls = [float(x["seconds"]) for x in rs]  # type: ignore[arg-type]
             per = [(int(x["peak"]) - int(x["base"])) / n for x in rs]  # type: ignore[call-overload]
             peak = max(int(x["peak"]) for x in rs) / 2**20  # type: ignore[call-overload]
-            label = "main's engine" if old else "this branch"
             print(f"| {label}, 3 members, closed, {SRS}, generation <= {gen} | {n:,} | "
-                  f"{cpus[0]:.2f} / {statistics.median(cpus):.2f} | {n / cpus[0]:,.0f} / "
-                  f"{n / statistics.median(cpus):,.0f} / {n / cpus[-1]:,.0f} | {min(per):,.0f} | "
-                  f"{peak:,.0f} MB |", flush=True)
+                  f"{_rates(n, cpus)} | {_rates(n, walls)} | {min(per):,.0f} | {peak:,.0f} MB |",
+                  flush=True)
 
 
 def plan(engine: str, timeout: float) -> str:
@@ -193,7 +243,8 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "one":
         engine, members, generation, faults, live = sys.argv[2:7]
         ids = int(sys.argv[7]) if len(sys.argv) > 7 else 2
-        one(engine, int(members), int(generation), faults, live == "1", ids)
+        threads = int(sys.argv[8]) if len(sys.argv) > 8 else None
+        one(engine, int(members), int(generation), faults, live == "1", ids, threads)
         return
     p = argparse.ArgumentParser()
     p.add_argument("--timeout", type=float, default=120.0)
@@ -205,6 +256,8 @@ def main() -> None:
                    help="spin, side (SPIN, this engine and main's interleaved), bounds, big, "
                         "crash1 (4 members, generation <= 2, crashes, one id per client), plancpu, plan")
     p.add_argument("--repeat", type=int, default=5, help="runs of each in --part side")
+    p.add_argument("--threads", default="1,2",
+                   help="thread counts of this branch's explorer in --part side (comma-separated)")
     a = p.parse_args()
     load = os.getloadavg()[0]
     print(f"# native engine benchmark, {time.strftime('%Y-%m-%d %H:%M')} "
@@ -224,7 +277,7 @@ def main() -> None:
         print()
     if "side" in parts:
         print(f"## SPIN's N3 anchor, this engine and main's, interleaved {a.repeat} times\n")
-        side_by_side(a.repeat, [1, 2])
+        side_by_side(a.repeat, [1, 2], [int(t) for t in a.threads.split(",")])
         print()
     if "bounds" in parts:
         print("## Bounds (closed mode, dynamic members, symmetry on, liveness on)\n")

@@ -19,6 +19,7 @@ that Python does not confirm on replay is an `EngineDisagreement`, never a silen
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -137,6 +138,12 @@ class NativeRun:
     peak_rss_bytes: int
     interrupted: bool
     through_python: dict[str, int] = field(default_factory=dict)  # calls per atom/row/invariant
+    threads: int = 1  # the threads that made successors (1 when the table calls back into Python)
+
+
+def machine_cores() -> int:
+    """The cores this process may run on: the explorer's default thread count."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 LAST_RUN: list[NativeRun] = []  # the most recent run's measurements (benchmarks read it)
@@ -148,13 +155,16 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
                    stop_at_first_violation: bool = False, all_counterexamples: bool = True,
                    skip: frozenset[str] = frozenset(), force: Sequence[str] = (),
-                   memo: bool = False) -> Report:
+                   memo: bool = False, threads: Optional[int] = None) -> Report:
     """check.explore.explore, natively: the same Report (counts, coverage, violations with the
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
     counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C,
     NativeCannotRun when a construct cannot be called back. `memo=True` memoises the table step
     and the transition-invariant verdicts by (group, input) instead of stepping afresh for every
-    successor: the same results, and slower on the classic table (benchmarks/explore_results.md)."""
+    successor: the same results, and slower on the classic table (benchmarks/explore_results.md).
+    `threads` make the successors (None: one per core, `machine_cores`; 1: all on this thread);
+    the results are the same for any number (a table that calls back into Python, and the memo,
+    run on this thread alone)."""
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
     engine, callbacks = make_engine(table, urgent, bounds, names, force)
@@ -164,7 +174,8 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
     try:
         raw = engine.explore(symmetry, [n for n in names if n not in slow], liveness, max_states,
                              first_violation_only, stop_at_first_violation, progress is not None,
-                             paths, sorted(skip), settle, callbacks.invariants, memo=memo)
+                             paths, sorted(skip), settle, callbacks.invariants, memo=memo,
+                             threads=machine_cores() if threads is None else threads)
     except RuntimeError as e:
         if callbacks.cannot:
             raise NativeCannotRun(f"a Python definition made a value the native engine cannot "
@@ -173,7 +184,7 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
             raise callbacks.failure from e
         raise
     LAST_RUN[:] = [NativeRun(int(raw["store_bytes"]), int(raw["peak_rss_bytes"]),
-                             bool(raw["interrupted"]), dict(callbacks.calls))]
+                             bool(raw["interrupted"]), dict(callbacks.calls), int(raw["threads"]))]
     report = Report(bounds, symmetry, rows_total=len(table.rows))
     report.states = int(raw["states"])
     report.edges = int(raw["edges"])
@@ -250,10 +261,10 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
                  *, symmetry: bool, invariants: Optional[frozenset[str]], liveness: bool,
                  max_states: Optional[int], progress: Optional[TextIO],
                  stop_at_first_violation: bool, all_counterexamples: bool = True,
-                 skip: frozenset[str] = frozenset()) -> Optional[Report]:
+                 skip: frozenset[str] = frozenset(), threads: Optional[int] = None) -> Optional[Report]:
     """One exploration with the chosen engine ("python" or "native"). Ctrl-C: a one-line note of
     what was explored goes to stderr and the result is None (the run is incomplete: never a
-    pass, and no report is written)."""
+    pass, and no report is written). `threads`: the native explorer's (explore_native)."""
     from check.explore import explore
     try:
         if engine == "native":
@@ -262,7 +273,8 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
                                         invariants=invariants, liveness=liveness,
                                         max_states=max_states, progress=progress,
                                         stop_at_first_violation=stop_at_first_violation,
-                                        all_counterexamples=all_counterexamples, skip=skip)
+                                        all_counterexamples=all_counterexamples, skip=skip,
+                                        threads=threads)
                 calls = LAST_RUN[0].through_python if LAST_RUN else {}
                 if calls and progress is not None:
                     top = ", ".join(f"{k}: {n:,}" for k, n in Counter(calls).most_common(3))

@@ -1,7 +1,7 @@
 //! Times the native explorer without Python: the table as data from
 //! benchmarks/dump_table_json.py, closed mode, dynamic members, symmetry and liveness on.
 //!
-//!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT]
+//!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT] [THREADS]
 
 use groupspec_engine::abstract_model::{fault_bit, Bounds, Model};
 use groupspec_engine::explore::{explore, Options, LIVENESS, PARKED_ANSWERED};
@@ -29,10 +29,24 @@ fn cpu_seconds() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The process's CPU time so far (every thread's, ended ones included), in seconds
+/// (/proc/self/stat's utime and stime, in clock ticks of 10 ms).
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
+    let f: Vec<f64> = after.split_whitespace().filter_map(|x| x.parse::<f64>().ok()).collect();
+    // after the name: state (not a number, skipped), then ppid ... utime is field 14 of the line
+    if f.len() > 12 {
+        (f[10] + f[11]) / 100.0
+    } else {
+        f64::NAN
+    }
+}
+
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 5 {
-        return Err("usage: explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [IDS] [REPEAT]".into());
+        return Err("usage: explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [IDS] [REPEAT] [THREADS]".into());
     }
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&args[1]).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
@@ -93,8 +107,9 @@ fn main() -> Result<(), String> {
             skip: Vec::new(),
             settle: None,
             memo: false,
+            threads: num(7, 1) as usize,
         };
-        let (t, cpu) = (Instant::now(), cpu_seconds());
+        let (t, cpu, pcpu) = (Instant::now(), cpu_seconds(), process_cpu_seconds());
         let mut next = 1_000_000usize;
         let mut tick = |p: &groupspec_engine::explore::Progress| {
             if p.states >= next {
@@ -112,16 +127,20 @@ fn main() -> Result<(), String> {
             true
         };
         let out = explore(&model, &opts, &mut tick)?;
-        let (wall, secs) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+        let (wall, secs, psecs) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu, process_cpu_seconds() - pcpu);
         let names: Vec<&str> = out.violations.iter().map(|v| v.name.as_str()).collect();
         println!(
-            "states {} edges {} depth {} wall s {:.3} CPU s {:.3} states/CPU s {:.0} store bytes/state {:.1} violations {:?} ({LIVENESS}, {PARKED_ANSWERED} checked: {})",
+            "states {} edges {} depth {} wall s {:.3} thread CPU s {:.3} states/thread CPU s {:.0} process CPU s {:.2} states/process CPU s {:.0} states/wall s {:.0} threads {} store bytes/state {:.1} violations {:?} ({LIVENESS}, {PARKED_ANSWERED} checked: {})",
             out.states,
             out.edges,
             out.depth,
             wall,
             secs,
             out.states as f64 / secs,
+            psecs,
+            out.states as f64 / psecs,
+            out.states as f64 / wall,
+            opts.threads,
             out.store_bytes as f64 / out.states as f64,
             names,
             out.liveness_checked

@@ -1134,14 +1134,12 @@ fn fire(t: &Table, ctx: &mut Ctx) -> Result<(usize, Option<Resp>), Lacks> {
     Ok((ri, resp))
 }
 
-fn urgent_probe(ev: Ev) -> Input {
-    Input { kind: ev, req: None, member: None, instance: None, rid: 0 }
-}
-
 impl UrgentStep for Ctx<'_> {
     type Error = Lacks;
+    type Group = Group;
+    type Input = Input;
     fn urgent_holds(&self, _: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, Lacks> {
-        let probe = urgent_probe(ev);
+        let probe = Self::urgent_probe(ev);
         for (lit, pos) in lits {
             let Lit::Native(a) = lit else { return Err("an urgent atom through Python".into()) };
             if eval_atom(*a, &self.g, &probe, self.s)? != *pos {
@@ -1150,13 +1148,17 @@ impl UrgentStep for Ctx<'_> {
         }
         Ok(true)
     }
-    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), Lacks> {
-        let saved = std::mem::replace(&mut self.inp, urgent_probe(ev));
-        let before = self.g.clone();
-        let r = fire(t, self);
-        self.inp = saved;
-        let (ri, _) = r?;
-        Ok((ri, self.g != before))
+    fn group(&self) -> &Group {
+        &self.g
+    }
+    fn swap_input(&mut self, inp: Input) -> Input {
+        std::mem::replace(&mut self.inp, inp)
+    }
+    fn urgent_probe(ev: Ev) -> Input {
+        Input { kind: ev, req: None, member: None, instance: None, rid: 0 }
+    }
+    fn fire_row(&mut self, t: &Table) -> Result<usize, Lacks> {
+        fire(t, self).map(|(ri, _)| ri)
     }
 }
 

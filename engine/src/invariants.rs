@@ -118,100 +118,123 @@ fn new_incarnation(rows: &[RowSpec], t: &Transition) -> bool {
     t.rows.iter().any(|r| rows[*r as usize].new_incarnation)
 }
 
+/// A transition invariant's check: whether `t` (from `before` on input `inp`) violates it.
+pub type TransitionCheck = fn(rows: &[RowSpec], before: &Group, inp: &Input, t: &Transition) -> bool;
+
+/// The check of transition invariant `i` (one small function each: the explorer calls them per
+/// successor through these pointers, so a check that does not apply returns at once instead of
+/// entering one large function of all of them).
+pub fn transition_check(i: Inv) -> TransitionCheck {
+    match i {
+        Inv::LeaderSyncRejectedInPreparing => leader_sync_rejected_in_preparing,
+        Inv::GenerationMonotonic => generation_monotonic,
+        Inv::ValidStateEdges => valid_state_edges,
+        Inv::DeadIsAbsorbing => dead_is_absorbing,
+        Inv::OneResponsePerRequest => |_, before, inp, t| one_response_violated(before, inp, t),
+        Inv::CommitFencing => commit_fencing,
+        Inv::OnlyMembersServed => only_members_served,
+        Inv::SyncAnswerIsStoredAssignment => |_, _, inp, t| properties::sync_answer_is_stored_assignment(inp, t),
+        Inv::OnlyLeaderAssigns => properties::only_leader_assigns,
+        Inv::SelectedProtocolSupported => |_, _, _, t| properties::selected_protocol_supported(t),
+        Inv::StaticOldIdFenced => |_, before, inp, t| properties::static_old_id_fenced(before, inp, t),
+        Inv::ParkedMemberNotExpired => |_, before, inp, t| properties::parked_member_not_expired(before, inp, t),
+        Inv::JoinCompletesWhenAllRejoined => |rows, _, _, t| properties::join_completes_when_all_rejoined(rows, t),
+        Inv::CompletingMembershipFrozen => |_, before, _, t| properties::completing_membership_frozen(before, t),
+        _ => |_, _, _, _| false,
+    }
+}
+
 /// True when the transition invariant is violated by `t` (from `before` on input `inp`).
 pub fn transition_violated(i: Inv, rows: &[RowSpec], before: &Group, inp: &Input, t: &Transition) -> bool {
+    transition_check(i)(rows, before, inp, t)
+}
+
+fn leader_sync_rejected_in_preparing(_: &[RowSpec], before: &Group, inp: &Input, t: &Transition) -> bool {
+    if inp.kind != Ev::SyncGroup || before.state != State::PreparingRebalance {
+        return false;
+    }
+    match &t.reply {
+        Some(Resp::Sync { error, assignment, .. }) => {
+            if *error == E_NONE || *assignment {
+                return true;
+            }
+        }
+        _ => return true,
+    }
+    t.after.members.iter().any(|m| match before.member(m.id) {
+        Some(b) => b.assignment != m.assignment,
+        None => false,
+    })
+}
+
+fn generation_monotonic(rows: &[RowSpec], before: &Group, _: &Input, t: &Transition) -> bool {
     use State::*;
-    match i {
-        Inv::LeaderSyncRejectedInPreparing => {
-            if inp.kind != Ev::SyncGroup || before.state != PreparingRebalance {
-                return false;
-            }
-            match &t.reply {
-                Some(Resp::Sync { error, assignment, .. }) => {
-                    if *error == E_NONE || *assignment {
-                        return true;
-                    }
-                }
-                _ => return true,
-            }
-            t.after.members.iter().any(|m| match before.member(m.id) {
-                Some(b) => b.assignment != m.assignment,
-                None => false,
-            })
+    if new_incarnation(rows, t) || t.after.state == Missing {
+        return false;
+    }
+    let completions = t
+        .rows
+        .iter()
+        .filter(|r| {
+            let row = &rows[**r as usize];
+            row.source == PreparingRebalance && matches!(row.next_state, Some(CompletingRebalance) | Some(Empty))
+        })
+        .count() as i32;
+    t.after.generation - before.generation != completions
+}
+
+fn valid_state_edges(rows: &[RowSpec], _: &Group, _: &Input, t: &Transition) -> bool {
+    use State::*;
+    for r in &t.rows {
+        let row = &rows[*r as usize];
+        let dst = match row.next_state {
+            None => continue,
+            Some(d) => d,
+        };
+        if row.new_incarnation {
+            continue;
         }
-        Inv::GenerationMonotonic => {
-            if new_incarnation(rows, t) || t.after.state == Missing {
-                return false;
+        if row.source == Missing {
+            if dst != Missing {
+                return true;
             }
-            let completions = t
-                .rows
-                .iter()
-                .filter(|r| {
-                    let row = &rows[**r as usize];
-                    row.source == PreparingRebalance
-                        && matches!(row.next_state, Some(CompletingRebalance) | Some(Empty))
-                })
-                .count() as i32;
-            t.after.generation - before.generation != completions
+            continue;
         }
-        Inv::ValidStateEdges => {
-            for r in &t.rows {
-                let row = &rows[*r as usize];
-                let dst = match row.next_state {
-                    None => continue,
-                    Some(d) => d,
-                };
-                if row.new_incarnation {
-                    continue;
-                }
-                if row.source == Missing {
-                    if dst != Missing {
-                        return true;
-                    }
-                    continue;
-                }
-                let target = if dst == Missing { Dead } else { dst };
-                if !State::valid_transition(row.source, target) {
-                    return true;
-                }
+        let target = if dst == Missing { Dead } else { dst };
+        if !State::valid_transition(row.source, target) {
+            return true;
+        }
+    }
+    false
+}
+
+fn dead_is_absorbing(rows: &[RowSpec], before: &Group, _: &Input, t: &Transition) -> bool {
+    use State::*;
+    before.state == Dead && t.after.state != Dead && !new_incarnation(rows, t) && t.after.state != Missing
+}
+
+fn commit_fencing(_: &[RowSpec], before: &Group, inp: &Input, t: &Transition) -> bool {
+    use State::*;
+    match &inp.req {
+        Some(Req::Commit { generation, .. }) if *generation >= 0 => {
+            let live = matches!(before.state, Empty | PreparingRebalance | CompletingRebalance | Stable);
+            if *generation != before.generation || !live {
+                matches!(t.reply, Some(Resp::Commit { error: E_NONE }))
+            } else {
+                false
             }
-            false
         }
-        Inv::DeadIsAbsorbing => {
-            before.state == Dead
-                && t.after.state != Dead
-                && !new_incarnation(rows, t)
-                && t.after.state != Missing
-        }
-        Inv::OneResponsePerRequest => one_response_violated(before, inp, t),
-        Inv::CommitFencing => match &inp.req {
-            Some(Req::Commit { generation, .. }) if *generation >= 0 => {
-                let live = matches!(before.state, Empty | PreparingRebalance | CompletingRebalance | Stable);
-                if *generation != before.generation || !live {
-                    matches!(t.reply, Some(Resp::Commit { error: E_NONE }))
-                } else {
-                    false
-                }
-            }
-            _ => false,
-        },
-        Inv::OnlyMembersServed => {
-            if !matches!(inp.kind, Ev::Heartbeat | Ev::SyncGroup) {
-                return false;
-            }
-            let m = inp.req.as_ref().map(|r| r.member_id()).unwrap_or(NOID);
-            let err = t.reply.as_ref().and_then(|r| r.error());
-            err == Some(E_NONE) && !before.has_member(m)
-        }
-        Inv::SyncAnswerIsStoredAssignment => properties::sync_answer_is_stored_assignment(inp, t),
-        Inv::OnlyLeaderAssigns => properties::only_leader_assigns(rows, before, inp, t),
-        Inv::SelectedProtocolSupported => properties::selected_protocol_supported(t),
-        Inv::StaticOldIdFenced => properties::static_old_id_fenced(before, inp, t),
-        Inv::ParkedMemberNotExpired => properties::parked_member_not_expired(before, inp, t),
-        Inv::JoinCompletesWhenAllRejoined => properties::join_completes_when_all_rejoined(rows, t),
-        Inv::CompletingMembershipFrozen => properties::completing_membership_frozen(before, t),
         _ => false,
     }
+}
+
+fn only_members_served(_: &[RowSpec], before: &Group, inp: &Input, t: &Transition) -> bool {
+    if !matches!(inp.kind, Ev::Heartbeat | Ev::SyncGroup) {
+        return false;
+    }
+    let m = inp.req.as_ref().map(|r| r.member_id()).unwrap_or(NOID);
+    let err = t.reply.as_ref().and_then(|r| r.error());
+    err == Some(E_NONE) && !before.has_member(m)
 }
 
 pub fn parked(g: &Group) -> SmallVec<[u16; 8]> {

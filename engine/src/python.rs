@@ -332,7 +332,7 @@ impl Engine {
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of
     /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
-    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=false))]
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=false, threads=1))]
     #[allow(clippy::too_many_arguments)]
     fn explore<'py>(
         &self,
@@ -349,6 +349,7 @@ impl Engine {
         settle: Option<Vec<String>>,
         py_invariants: Vec<(bool, String)>,
         memo: bool,
+        threads: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut invs = Vec::new();
         for name in &invariants {
@@ -370,6 +371,7 @@ impl Engine {
             skip,
             settle,
             memo,
+            threads,
         };
         if let Some(p) = path_properties.iter().find(|p| *p != LIVENESS && *p != PARKED_ANSWERED) {
             return Err(PyValueError::new_err(format!("the native engine has no path property named {p:?}")));
@@ -414,6 +416,7 @@ impl Engine {
         d.set_item("seconds", start.elapsed().as_secs_f64())?;
         d.set_item("store_bytes", out.store_bytes)?;
         d.set_item("memo", (out.memo_hits, out.memo_misses))?;
+        d.set_item("threads", out.threads)?;
         d.set_item("peak_rss_bytes", peak_rss)?;
         let interrupted = match interrupt {
             Some(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => true,

@@ -1518,11 +1518,28 @@ pub const MAX_URGENT_STEPS: usize = 16;
 /// the concrete replay's (concrete.rs) both run the loop through `urgent_loop`.
 pub trait UrgentStep {
     type Error;
+    type Group: Clone + PartialEq;
+    type Input;
     /// Whether the urgent event's guard literals hold on the group as it is now.
     fn urgent_holds(&self, t: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, Self::Error>;
+    /// The group as the step has it now.
+    fn group(&self) -> &Self::Group;
+    /// Makes `inp` the step's input: the one it replaces.
+    fn swap_input(&mut self, inp: Self::Input) -> Self::Input;
+    /// The input of the urgent event `ev` (no request, no member).
+    fn urgent_probe(ev: Ev) -> Self::Input;
+    /// step.py fire on the current input: the row fired.
+    fn fire_row(&mut self, t: &Table) -> Result<usize, Self::Error>;
     /// Fires the urgent event (its input restored afterwards): the row fired, and whether the
     /// group changed.
-    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), Self::Error>;
+    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), Self::Error> {
+        let saved = self.swap_input(Self::urgent_probe(ev));
+        let before = self.group().clone();
+        let r = self.fire_row(t);
+        self.swap_input(saved);
+        let ri = r?;
+        Ok((ri, *self.group() != before))
+    }
 }
 
 /// step.py's urgent loop: the first urgent event (in the table's order) whose guard holds fires,
@@ -1554,14 +1571,12 @@ pub fn urgent_loop<C: UrgentStep, F: Extend<u16>>(
     Err(looped(c, fired))
 }
 
-fn urgent_probe(ev: Ev) -> Input {
-    Input { kind: ev, req: None, member: None, instance: NOINST, request_id: 0 }
-}
-
 impl UrgentStep for Ctx<'_> {
     type Error = StepError;
+    type Group = Group;
+    type Input = Input;
     fn urgent_holds(&self, t: &Table, ev: Ev, lits: &[(Lit, bool)]) -> Result<bool, StepError> {
-        let probe = urgent_probe(ev);
+        let probe = Self::urgent_probe(ev);
         for (a, pos) in lits {
             if t.eval(*a, &self.g, &probe, self.s)? != *pos {
                 return Ok(false);
@@ -1569,13 +1584,17 @@ impl UrgentStep for Ctx<'_> {
         }
         Ok(true)
     }
-    fn fire_urgent(&mut self, t: &Table, ev: Ev) -> Result<(usize, bool), StepError> {
-        let saved = std::mem::replace(&mut self.inp, urgent_probe(ev));
-        let before = self.g.clone();
-        let r = fire(t, self);
-        self.inp = saved;
-        let (ri, _) = r?;
-        Ok((ri, self.g != before))
+    fn group(&self) -> &Group {
+        &self.g
+    }
+    fn swap_input(&mut self, inp: Input) -> Input {
+        std::mem::replace(&mut self.inp, inp)
+    }
+    fn urgent_probe(ev: Ev) -> Input {
+        Input { kind: ev, req: None, member: None, instance: NOINST, request_id: 0 }
+    }
+    fn fire_row(&mut self, t: &Table) -> Result<usize, StepError> {
+        fire(t, self).map(|(ri, _)| ri)
     }
 }
 

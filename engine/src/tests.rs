@@ -231,16 +231,7 @@ fn names_through_python_are_called_back_in_the_order_given() {
     assert!(t.rows[0].py && t.rows[1].py);
     assert_eq!(t.rows[1].effects, vec![Effect::CreateGroup]);
     let inp = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 0 };
-    let s = Settings {
-        min_session_timeout_ms: 0,
-        max_session_timeout_ms: 0,
-        group_max_size: 1,
-        initial_rebalance_delay_ms: 0,
-        new_member_join_timeout_ms: 0,
-        append_ok: true,
-        append_error: E_NONE,
-        group_id_empty: false,
-    };
+    let s = zero_settings();
     // atom 0 (user-b) holds, atom 1 (user-a) does not: the row matches and is fired by Python
     match step(&t, &Group::default(), &inp, &s, &mut Chooser::default()) {
         Err(StepError::Internal(e)) => assert_eq!(e, "fired Missing/JoinGroup/x"),
@@ -313,16 +304,7 @@ fn the_step_memo_answers_each_key_with_its_own_step() {
         RowData { error: "NOT_COORDINATOR".into(), ..row("Missing/Heartbeat/x", "Heartbeat", &[], "error", None, &[]) },
     ];
     let t = Table::new(rows, vec![], fields(), group_fields()).unwrap_or_else(|e| panic!("{e}"));
-    let s = Settings {
-        min_session_timeout_ms: 0,
-        max_session_timeout_ms: 0,
-        group_max_size: 1,
-        initial_rebalance_delay_ms: 0,
-        new_member_join_timeout_ms: 0,
-        append_ok: true,
-        append_error: E_NONE,
-        group_id_empty: false,
-    };
+    let s = zero_settings();
     let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
     let beat = Input { kind: Ev::Heartbeat, ..join.clone() };
     let g = Group::default();
@@ -357,16 +339,7 @@ fn the_step_memo_answers_each_key_with_its_own_step() {
 fn group_id_empty_is_read_from_the_runs_settings() {
     assert!(ATOMS.contains(&("group-id-empty", Atom::GroupIdEmpty)));
     let inp = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 0 };
-    let mut s = Settings {
-        min_session_timeout_ms: 0,
-        max_session_timeout_ms: 0,
-        group_max_size: 1,
-        initial_rebalance_delay_ms: 0,
-        new_member_join_timeout_ms: 0,
-        append_ok: true,
-        append_error: E_NONE,
-        group_id_empty: false,
-    };
+    let mut s = zero_settings();
     assert_eq!(eval_atom(Atom::GroupIdEmpty, &Group::default(), &inp, &s), Ok(false));
     s.group_id_empty = true;
     assert_eq!(eval_atom(Atom::GroupIdEmpty, &Group::default(), &inp, &s), Ok(true));
@@ -381,4 +354,18 @@ fn group_id_empty_is_read_from_the_runs_settings() {
     let empty = crate::concrete_replay::decode_config("{}", &d, "").map(|(s, _)| s.group_id_empty);
     let named = crate::concrete_replay::decode_config("{}", &d, "g").map(|(s, _)| s.group_id_empty);
     assert_eq!((empty, named), (Ok(true), Ok(false)));
+}
+
+/// Settings with every limit and delay at zero (a group of at most one member, appends succeed).
+fn zero_settings() -> Settings {
+    Settings {
+        min_session_timeout_ms: 0,
+        max_session_timeout_ms: 0,
+        group_max_size: 1,
+        initial_rebalance_delay_ms: 0,
+        new_member_join_timeout_ms: 0,
+        append_ok: true,
+        append_error: E_NONE,
+        group_id_empty: false,
+    }
 }

@@ -87,6 +87,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write each counterexample as an ITF trace (the Apalache/Quint JSON trace "
                         "format): the first to FILE, the others beside it numbered (cex.itf.json, "
                         "cex-2.itf.json, ...); with none, nothing is written")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="threads of the native explorer (default: one per core; 1: a single "
+                        "thread); the results are the same for any N")
     p.add_argument("--engine", choices=("python", "native"), default=DEFAULT_ENGINE,
                    help=f"explorer (and --refines' lockstep search): the Rust engine built from "
                         f"the table, or the networkx one and the Python lockstep "
@@ -174,6 +177,8 @@ def _setup(a: argparse.Namespace) -> _Setup:
     given = given or a.v3_joins
     if a.max_states is not None:
         at_least("--max-states", a.max_states, 1)
+    if a.jobs is not None:
+        at_least("--jobs", a.jobs, 1)
     names = _invariant_names(a)
     output_file(a.json, "--json")
     output_file(a.junit, "--junit")
@@ -234,7 +239,8 @@ def _explore(a: argparse.Namespace, s: _Setup, checked: set[str]) -> Optional[li
                                    progress=None if a.quiet else sys.stderr,
                                    stop_at_first_violation=a.stop_at_first_violation,
                                    all_counterexamples=a.all_counterexamples,
-                                   skip=frozenset() if a.all_counterexamples else frozenset(found))
+                                   skip=frozenset() if a.all_counterexamples else frozenset(found),
+                                   threads=a.jobs)
             except NativeEngineUnavailable as e:
                 raise BadInput(f"--engine native: {e}") from e
             if run is None:
