@@ -155,16 +155,17 @@ def explore_native(table: Table, urgent: tuple[tuple[str, Guard], ...], bounds: 
                    progress: Optional[TextIO] = sys.stderr, first_violation_only: bool = True,
                    stop_at_first_violation: bool = False, all_counterexamples: bool = True,
                    skip: frozenset[str] = frozenset(), force: Sequence[str] = (),
-                   memo: bool = False, threads: Optional[int] = None) -> Report:
+                   memo: bool = True, threads: Optional[int] = None) -> Report:
     """check.explore.explore, natively: the same Report (counts, coverage, violations with the
     same rendered counterexamples, cut_short, liveness_checked), with the same fast first
     counterexample (`all_counterexamples`, `skip`). Raises ExplorationInterrupted on Ctrl-C,
-    NativeCannotRun when a construct cannot be called back. `memo=True` memoises the table step
-    and the transition-invariant verdicts by (group, input) instead of stepping afresh for every
-    successor: the same results, and slower on the classic table (benchmarks/explore_results.md).
-    `threads` make the successors (None: one per core, `machine_cores`; 1: all on this thread);
-    the results are the same for any number (a table that calls back into Python, and the memo,
-    run on this thread alone)."""
+    NativeCannotRun when a construct cannot be called back. `memo` (the default) makes successors
+    through a cache per thread (engine/src/explore_cache.rs: groups interned, the table's steps
+    and their transition-invariant verdicts kept by (group, input, settings)); `memo=False` steps
+    the table afresh for every successor: the same results, 1.7x slower a thread on the classic
+    table (benchmarks/explore_results.md). `threads` make the successors (None: one per core,
+    `machine_cores`; 1: all on this thread); the results are the same for any number (a table
+    that calls back into Python runs on this thread alone, without the cache)."""
     active, liveness, pending = properties_to_check(invariants, liveness, skip)
     names = [n for n in INVARIANTS if n in active]
     engine, callbacks = make_engine(table, urgent, bounds, names, force)

@@ -18,7 +18,7 @@ class Engine:
                 max_states: Optional[int], first_violation_only: bool,
                 stop_at_first_violation: bool, progress: bool, path_properties: list[str],
                 skip: list[str], settle: Optional[list[str]] = None,
-                py_invariants: list[tuple[bool, str]] = ..., memo: bool = False,
+                py_invariants: list[tuple[bool, str]] = ..., memo: bool = True,
                 threads: int = 1) -> dict[str, Any]: ...
 
     def initial(self) -> bytes: ...

@@ -1,7 +1,7 @@
 //! Times the native explorer without Python: the table as data from
 //! benchmarks/dump_table_json.py, closed mode, dynamic members, symmetry and liveness on.
 //!
-//!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT] [THREADS]
+//!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT] [THREADS] [CACHE 1|0]
 
 use groupspec_engine::abstract_model::{fault_bit, Bounds, Model};
 use groupspec_engine::explore::{explore, Options, LIVENESS, PARKED_ANSWERED};
@@ -46,7 +46,7 @@ fn process_cpu_seconds() -> f64 {
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 5 {
-        return Err("usage: explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [IDS] [REPEAT] [THREADS]".into());
+        return Err("usage: explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [IDS] [REPEAT] [THREADS] [CACHE 1|0]".into());
     }
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&args[1]).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
@@ -106,7 +106,7 @@ fn main() -> Result<(), String> {
             report_parked: true,
             skip: Vec::new(),
             settle: None,
-            memo: false,
+            memo: num(8, 1) != 0,
             threads: num(7, 1) as usize,
         };
         let (t, cpu, pcpu) = (Instant::now(), cpu_seconds(), process_cpu_seconds());

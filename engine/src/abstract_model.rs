@@ -9,8 +9,6 @@ use crate::step::*;
 use smallvec::SmallVec;
 use std::rc::Rc;
 
-/// The explorer's transition-invariant verdicts of one step (bit i: its invariant i is violated).
-pub type Verdicts<'a> = &'a dyn Fn(&Group, &Input, &Transition) -> u64;
 
 pub const FAULTS: [&str; 9] =
     ["session", "rebalance", "unload", "lost", "crash", "offsets", "stall", "append", "impersonate"];
@@ -38,7 +36,7 @@ pub fn fault_bit(name: &str) -> Option<u16> {
 const F_SESSION: u16 = 1;
 const F_REBALANCE: u16 = 1 << 1;
 const F_UNLOAD: u16 = 1 << 2;
-const F_LOST: u16 = 1 << 3;
+pub(crate) const F_LOST: u16 = 1 << 3;
 const F_CRASH: u16 = 1 << 4;
 const F_OFFSETS: u16 = 1 << 5;
 const F_STALL: u16 = 1 << 6;
@@ -46,7 +44,7 @@ const F_APPEND: u16 = 1 << 7;
 const F_IMPERSONATE: u16 = 1 << 8;
 
 impl Bounds {
-    fn has(&self, bit: u16) -> bool {
+    pub(crate) fn has(&self, bit: u16) -> bool {
         self.faults & bit != 0
     }
 }
@@ -90,8 +88,6 @@ pub struct Successor {
     pub world: World,
     pub input: Option<Input>,
     pub transition: Option<Rc<Transition>>,
-    /// The memo's transition-invariant verdicts (`successors_memo`; None otherwise).
-    pub verdicts: Option<u64>,
     pub fault: bool,
     /// Which delivered responses are lost (fault "lost"): bit nd-1-k for delivery k, of nd
     /// (abstract.py's `Action.variant`; the lockstep shows it to the client).
@@ -103,7 +99,6 @@ pub struct SuccView<'a> {
     pub world: &'a World,
     pub input: Option<&'a Input>,
     pub transition: Option<&'a Transition>,
-    pub verdicts: Option<u64>,
     pub fault: bool,
     pub lost: (u32, u8),
 }
@@ -115,7 +110,6 @@ impl SuccView<'_> {
             world: self.world.clone(),
             input: self.input.cloned(),
             transition: self.transition.map(|t| Rc::new(t.clone())),
-            verdicts: self.verdicts,
             fault: self.fault,
             lost: self.lost,
         }
@@ -472,28 +466,6 @@ impl Model {
         r
     }
 
-    /// `successors_into` with the table steps memoised by (group, input) in `memo`, and each
-    /// step's transition-invariant verdicts (`verdicts`, computed once per memoised step) in
-    /// `Successor::verdicts`. The same successors, in the same order.
-    pub fn successors_memo(
-        &self,
-        w: &World,
-        memo: &mut StepMemo,
-        verdicts: Verdicts,
-        out: &mut Vec<Successor>,
-    ) -> Result<(), StepError> {
-        memo.enter(&w.group);
-        out.clear();
-        for mut a in self.actions(w) {
-            self.apply_memo(w, &a, memo, verdicts, out)?;
-            if self.append_variant(&a) {
-                a.append_fails = true;
-                self.apply_memo(w, &a, memo, verdicts, out)?;
-            }
-        }
-        Ok(())
-    }
-
     pub(crate) fn apply(&self, w: &World, a: &Action, out: &mut Vec<Successor>) -> Result<(), StepError> {
         let mut scratch = World { group: Group::default(), clients: Clients::new() };
         self.apply_each(w, a, &mut scratch, &mut |v| {
@@ -503,7 +475,7 @@ impl Model {
     }
 
     /// The table's input of a request or timer action (None: a client's own move).
-    fn input_of(&self, w: &World, a: &Action) -> Result<Option<Input>, StepError> {
+    pub(crate) fn input_of(&self, w: &World, a: &Action) -> Result<Option<Input>, StepError> {
         Ok(Some(match (&a.kind, &a.req) {
             (ActKind::Crash | ActKind::Stall | ActKind::RequestTimeout, _) => return Ok(None),
             (ActKind::Send | ActKind::Impersonate, Some(r)) => Input {
@@ -522,7 +494,7 @@ impl Model {
     }
 
     /// A client's own move (crash, stall, request timeout): the world after it, into `out`.
-    fn client_move(&self, w: &World, a: &Action, out: &mut World) {
+    pub(crate) fn client_move(&self, w: &World, a: &Action, out: &mut World) {
         out.group.clone_from(&w.group);
         out.clients.clone_from(&w.clients);
         let c = &mut out.clients[a.client as usize];
@@ -540,7 +512,7 @@ impl Model {
         }
     }
 
-    fn fault_of(&self, w: &World, a: &Action) -> bool {
+    pub(crate) fn fault_of(&self, w: &World, a: &Action) -> bool {
         let fault_kind = matches!(
             a.kind,
             ActKind::Impersonate | ActKind::Timer(Ev::PartitionUnload) | ActKind::Timer(Ev::OffsetsExpire)
@@ -559,39 +531,11 @@ impl Model {
         let Some(inp) = self.input_of(w, a)? else {
             self.client_move(w, a, scratch);
             let fault = a.kind != ActKind::RequestTimeout;
-            return f(&SuccView { world: scratch, input: None, transition: None, verdicts: None, fault, lost: (0, 0) });
+            return f(&SuccView { world: scratch, input: None, transition: None, fault, lost: (0, 0) });
         };
         let settings = if a.append_fails { &self.failing } else { &self.settings };
         let ctx = Emit { a, inp: &inp, fault: self.fault_of(w, a) };
-        step_each(&self.table, &w.group, &inp, settings, |t| self.emit(w, &ctx, &t, None, scratch, f))
-    }
-
-    fn apply_memo(
-        &self,
-        w: &World,
-        a: &Action,
-        m: &mut StepMemo,
-        v: Verdicts,
-        out: &mut Vec<Successor>,
-    ) -> Result<(), StepError> {
-        let mut scratch = World { group: Group::default(), clients: Clients::new() };
-        let mut keep = |sv: &SuccView| {
-            out.push(sv.to_successor());
-            Ok(())
-        };
-        let Some(inp) = self.input_of(w, a)? else {
-            return self.apply_each(w, a, &mut scratch, &mut keep);
-        };
-        let settings = if a.append_fails { &self.failing } else { &self.settings };
-        let ctx = Emit { a, inp: &inp, fault: self.fault_of(w, a) };
-        let made = |t: Transition| {
-            let verdicts = v(&w.group, &inp, &t);
-            MemoStep { t: Rc::new(t), verdicts }
-        };
-        for st in m.steps(&self.table, &w.group, &inp, settings, a.append_fails, made)?.iter() {
-            self.emit(w, &ctx, &st.t, Some(st.verdicts), &mut scratch, &mut keep)?;
-        }
-        Ok(())
+        step_each(&self.table, &w.group, &inp, settings, |t| self.emit(w, &ctx, &t, scratch, f))
     }
 
     /// The successors of one step: one per subset of its deliveries lost (fault "lost"), in
@@ -602,7 +546,6 @@ impl Model {
         w: &World,
         ctx: &Emit,
         t: &Transition,
-        verdicts: Option<u64>,
         scratch: &mut World,
         f: &mut dyn FnMut(&SuccView) -> Result<(), StepError>,
     ) -> Result<(), StepError> {
@@ -618,7 +561,6 @@ impl Model {
                 world: w,
                 input: Some(ctx.inp),
                 transition: Some(t),
-                verdicts,
                 fault: ctx.fault,
                 lost: (0, 0),
             });
@@ -631,7 +573,6 @@ impl Model {
                 world: scratch,
                 input: Some(ctx.inp),
                 transition: Some(t),
-                verdicts,
                 fault: ctx.fault || bits != 0,
                 lost: (bits, nd as u8),
             })?;
@@ -671,7 +612,7 @@ impl Model {
         out
     }
 
-    fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: impl Fn(usize) -> bool, cs: &mut Clients) {
+    pub(crate) fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: impl Fn(usize) -> bool, cs: &mut Clients) {
         cs.clone_from(&w.clients);
         if self.b.open {
             return;
@@ -693,7 +634,11 @@ impl Model {
 
     /// AbstractModel.within_bounds
     pub fn within_bounds(&self, w: &World) -> bool {
-        let g = &w.group;
+        self.group_within_bounds(&w.group)
+    }
+
+    /// `within_bounds`, which asks only the group.
+    pub fn group_within_bounds(&self, g: &Group) -> bool {
         if g.generation > self.b.max_generation {
             return false;
         }
@@ -752,7 +697,7 @@ pub fn normalize(g: &mut Group) {
     g.members.sort_by_key(|m| m.id);
     if let Some(p) = g.persisted.as_mut() {
         if !p.members.windows(2).all(|w| w[0].id < w[1].id) {
-            std::rc::Rc::make_mut(p).members.sort_by_key(|m| m.id);
+            std::sync::Arc::make_mut(p).members.sort_by_key(|m| m.id);
         }
     }
 }
@@ -901,8 +846,14 @@ fn sorted_members_key(ms: &[Member], rn: &Renamer, out: &mut Vec<u8>) {
 
 /// abstract.py world_key under one renaming, encoded (the same fields, the same projections),
 /// compactly: an injective encoding of the projection, so equal keys mean equal projections.
+/// The group's part (`group_key`) comes first, then the clients' (`clients_key`).
 pub fn world_key(w: &World, rn: &Renamer, out: &mut Vec<u8>) {
-    let g = &w.group;
+    group_key(&w.group, rn, out);
+    clients_key(&w.clients, rn, out);
+}
+
+/// The group's part of `world_key`, appended to `out`.
+pub fn group_key(g: &Group, rn: &Renamer, out: &mut Vec<u8>) {
     out.push(
         g.state as u8
             | (g.owned as u8) << 3
@@ -938,13 +889,16 @@ pub fn world_key(w: &World, rn: &Renamer, out: &mut Vec<u8>) {
         put_counts(out, p.members.len(), 0);
         sorted_members_key(&p.members, rn, out);
     }
-    // clients in their renamed order
+}
+
+/// The clients' part of `world_key` (the clients in their renamed order), appended to `out`.
+pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
     let mut at = [0u8; MAX_CLIENTS];
-    for i in 0..w.clients.len() {
+    for i in 0..clients.len() {
         at[rn.perm[i] as usize] = i as u8;
     }
-    for &i in &at[..w.clients.len()] {
-        let c = &w.clients[i as usize];
+    for &i in &at[..clients.len()] {
+        let c = &clients[i as usize];
         out.push(c.phase as u8 | (c.leader as u8) << 3 | c.epoch.min(15) << 4);
         if c.epoch >= 15 {
             out.push(c.epoch);
@@ -987,15 +941,35 @@ impl Canon {
 
     /// The canonical key of `w` into `out`.
     pub fn key(&mut self, w: &World, out: &mut Vec<u8>) {
+        let mut gsig = [0u64; MAX_CLIENTS];
+        if self.symmetry {
+            for (i, s) in gsig.iter_mut().enumerate().take(w.clients.len()) {
+                *s = group_signature(&w.group, i as u8);
+            }
+        }
+        self.key_parts(&w.clients, &gsig, &mut |rn, out| group_key(&w.group, rn, out), out);
+    }
+
+    /// The canonical key of the world of a group and `clients` into `out`, from what it needs
+    /// of the group: `gsig[i]`, `group_signature(group, i)` for each client i (unused without
+    /// symmetry), and `gkey`, which appends `group_key(group, rn)` (a cache may keep both).
+    pub fn key_parts(
+        &mut self,
+        clients: &[Client],
+        gsig: &[u64; MAX_CLIENTS],
+        gkey: &mut dyn FnMut(&Renamer, &mut Vec<u8>),
+        out: &mut Vec<u8>,
+    ) {
         out.clear();
         if !self.symmetry {
-            world_key(w, &self.ident, out);
+            gkey(&self.ident, out);
+            clients_key(clients, &self.ident, out);
             return;
         }
         let (n, dynamic) = (self.ident.n as usize, self.ident.dynamic as usize);
         let mut sigs = [0u64; MAX_CLIENTS];
         for (i, s) in sigs.iter_mut().enumerate().take(n) {
-            *s = client_signature(w, i as u8);
+            *s = client_signature(&clients[i], i as u8, gsig[i]);
         }
         // order[pos]: the client renamed to pos; ties: position ranges of equal signatures
         let mut order = [0u8; MAX_CLIENTS];
@@ -1022,7 +996,8 @@ impl Canon {
             for (pos, c) in order[..n].iter().enumerate() {
                 rn.perm[*c as usize] = pos as u8;
             }
-            world_key(w, &rn, out);
+            gkey(&rn, out);
+            clients_key(clients, &rn, out);
             return;
         }
         let mut first = true;
@@ -1032,7 +1007,8 @@ impl Canon {
                 rn.perm[*c as usize] = pos as u8;
             }
             tmp.clear();
-            world_key(w, &rn, tmp);
+            gkey(&rn, tmp);
+            clients_key(clients, &rn, tmp);
             if first || *tmp < *out {
                 std::mem::swap(out, tmp);
                 first = false;
@@ -1068,19 +1044,30 @@ pub fn canonical_key(w: &World, rns: &[Renamer], out: &mut Vec<u8>) {
     Canon::new(rns).key(w, out);
 }
 
-/// What a client looks like with every id forgotten (the same for a client and its image under
-/// any renaming); a hash, so equal signatures may merely collide, which only costs renamings.
-fn client_signature(w: &World, i: u8) -> u64 {
+/// What client `i` looks like with every id forgotten (the same for a client and its image under
+/// any renaming), from its own fields and `gsig`, its group's part (`group_signature`); a hash,
+/// so equal signatures may merely collide, which only costs renamings.
+fn client_signature(c: &Client, i: u8, gsig: u64) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    let c = &w.clients[i as usize];
-    let g = &w.group;
-    (c.phase as u8, c.generation, c.leader, c.epoch, c.roster.len(), c.member == NOID).hash(&mut h);
+    (c.phase as u8, c.generation, c.leader, c.epoch, c.roster.len(), c.member == NOID, gsig).hash(&mut h);
+    let mine = |m: Mid| m != NOID && base_of(m) == i;
+    if mine(c.member) {
+        // which of its members the client knows itself as (ids forgotten)
+        (c.member & 15).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The group's part of client `i`'s signature: its members, pending ids and leadership, ids
+/// forgotten.
+pub fn group_signature(g: &Group, i: u8) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
     let mine = |m: Mid| m != NOID && base_of(m) == i;
     for m in g.members.iter().filter(|m| mine(m.id)) {
         (m.id & 15, m.protocols, m.aj.is_some(), m.a_sync.is_some(), m.is_new, m.assignment, m.session, m.pending_sync)
             .hash(&mut h);
-        (c.member == m.id).hash(&mut h);
     }
     (g.pending.iter().filter(|p| mine(**p)).count(), mine(g.leader)).hash(&mut h);
     if let Some(p) = &g.persisted {
@@ -1181,7 +1168,12 @@ fn put_gen(out: &mut Vec<u8>, g: i32) -> Result<(), String> {
 
 pub fn encode_world(w: &World, out: &mut Vec<u8>) -> Result<(), String> {
     out.clear();
-    let g = &w.group;
+    encode_group(&w.group, out)?;
+    encode_clients(&w.clients, out)
+}
+
+/// The group's part of a packed world (its first bytes), appended to `out`.
+pub fn encode_group(g: &Group, out: &mut Vec<u8>) -> Result<(), String> {
     out.push(g.state as u8 | (g.owned as u8) << 3 | (g.new_member_added as u8) << 4);
     put_gen(out, g.generation)?;
     out.push(g.ptype << 4 | g.pname);
@@ -1222,7 +1214,12 @@ pub fn encode_world(w: &World, out: &mut Vec<u8>) -> Result<(), String> {
             }
         }
     }
-    for c in &w.clients {
+    Ok(())
+}
+
+/// The clients' part of a packed world (after the group's), appended to `out`.
+pub fn encode_clients(clients: &[Client], out: &mut Vec<u8>) -> Result<(), String> {
+    for c in clients {
         out.push(c.phase as u8 | (c.leader as u8) << 3);
         out.push(c.member);
         put_gen(out, c.generation)?;
@@ -1234,6 +1231,12 @@ pub fn encode_world(w: &World, out: &mut Vec<u8>) -> Result<(), String> {
 }
 
 pub fn decode_world(b: &[u8], nclients: usize) -> World {
+    let (group, at) = decode_group(b);
+    World { group, clients: decode_clients(&b[at..], nclients) }
+}
+
+/// The group of a packed world, and where its clients' part starts.
+pub fn decode_group(b: &[u8]) -> (Group, usize) {
     let mut r = Rd { b, i: 0 };
     let s0 = r.u8();
     let generation = r.gen();
@@ -1263,7 +1266,7 @@ pub fn decode_world(b: &[u8], nclients: usize) -> World {
         let leader = r.u8();
         let nm = r.u8() as usize;
         let members = (0..nm).map(|_| dec_member(&mut r)).collect();
-        Some(std::rc::Rc::new(Persisted { state, generation, ptype: pp >> 4, pname: pp & 15, leader, members }))
+        Some(std::sync::Arc::new(Persisted { state, generation, ptype: pp >> 4, pname: pp & 15, leader, members }))
     } else {
         None
     };
@@ -1282,7 +1285,46 @@ pub fn decode_world(b: &[u8], nclients: usize) -> World {
         owned: s0 & 8 != 0,
         new_member_added: s0 & 16 != 0,
     };
-    let clients = (0..nclients)
+    (group, r.i)
+}
+
+fn skip_member(r: &mut Rd) {
+    r.i += 4;
+    if r.u8() != 0 {
+        r.i += 8;
+    }
+    let flags = r.u8();
+    r.i += 2 * ((flags & 1) + ((flags >> 2) & 1)) as usize;
+}
+
+/// How long the group's part of a packed world is (where `decode_group` stops).
+pub fn group_len(b: &[u8]) -> usize {
+    let mut r = Rd { b, i: 4 };
+    for _ in 0..r.u8() {
+        skip_member(&mut r);
+    }
+    let np = r.u8() as usize;
+    r.i += np;
+    let nj = r.u8() as usize;
+    r.i += 9 * nj;
+    let ns = r.u8() as usize;
+    r.i += ns;
+    if r.u8() == 1 {
+        r.i += 4;
+    }
+    if r.u8() & 1 == 1 {
+        r.i += 3;
+        for _ in 0..r.u8() {
+            skip_member(&mut r);
+        }
+    }
+    r.i
+}
+
+/// The clients' part of a packed world.
+pub fn decode_clients(b: &[u8], nclients: usize) -> Clients {
+    let mut r = Rd { b, i: 0 };
+    (0..nclients)
         .map(|_| {
             let p = r.u8();
             let member = r.u8();
@@ -1292,6 +1334,5 @@ pub fn decode_world(b: &[u8], nclients: usize) -> World {
             let epoch = r.u8();
             Client { phase: PHASES[(p & 7) as usize], member, generation, leader: p & 8 != 0, roster, epoch }
         })
-        .collect();
-    World { group, clients }
+        .collect()
 }

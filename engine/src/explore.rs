@@ -5,12 +5,16 @@
 //! state waits in the BFS queue. With `Options::threads` > 1, slices of the queue are expanded in
 //! parallel (`expand_slice`: successors, invariants, canonical keys, encodings) and stored in the
 //! order one thread stores them (`Search::absorb`), so no result depends on the thread count.
+//! Each thread makes successors through its cache (`expand_cached`, explore_cache.rs): a world's
+//! group is looked up once, each step once per (group, input, settings).
 
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::step::{Callbacks, StepError, StepMemo, Transition};
+use crate::explore_cache::{quiescent, Cache, GroupFacts, NO_RESP};
+use crate::step::{Callbacks, StepError};
 use hashbrown::HashTable;
+use smallvec::SmallVec;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
 
@@ -37,12 +41,12 @@ pub struct Options {
     /// Fast first counterexample: stop once each of these has a counterexample (a safety
     /// violation settles LIVENESS, which is only checked on runs without one). None: explore all.
     pub settle: Option<Vec<String>>,
-    /// Memoise the table step and the transition-invariant verdicts by (group, input)
-    /// (`step::StepMemo`; never for a table that calls back into Python). Off: every successor
-    /// steps the table afresh. The results are the same. Off by default: on the classic table
-    /// the memo answers only half to two thirds of the lookups (a group rarely recurs with the
-    /// same request ids), and a lookup (hashing the input, comparing the group) costs about as
-    /// much as the step, so it is slower (benchmarks/explore_results.md, 2026-11-26).
+    /// Make successors through a cache per thread (`explore_cache::Cache`: the groups met,
+    /// interned, and the table's steps by (group, input, settings) with their
+    /// transition-invariant verdicts; never for a table that calls back into Python or Python
+    /// transition invariants). Off: every successor steps the table afresh. The results are the
+    /// same; on the classic table the cache makes a thread 1.7x as fast, for up to CACHE_BYTES
+    /// of memory a thread (benchmarks/explore_results.md, session 14).
     pub memo: bool,
     /// Threads that make successors (1: all on the calling thread). The states are stored, and
     /// numbered, in the order one thread makes them, so every result is the same for any
@@ -51,8 +55,8 @@ pub struct Options {
     pub threads: usize,
 }
 
-/// The step memo's entries (`step::StepMemo`).
-pub const MEMO_SLOTS: usize = 1 << 12;
+/// The bytes a worker's cache (`explore_cache::Cache`) may hold before it is emptied.
+pub const CACHE_BYTES: usize = 64 << 20;
 
 #[derive(Clone, Debug)]
 pub struct Found {
@@ -281,14 +285,6 @@ impl Edges {
     }
 }
 
-fn quiescent(g: &Group) -> bool {
-    match g.state {
-        State::Empty | State::Missing => true,
-        State::Stable => g.members.iter().all(|m| m.aj.is_none() && m.a_sync.is_none()),
-        _ => false,
-    }
-}
-
 /// The BFS depth of each state, as the first state of each depth (states are numbered in BFS
 /// order, so depth never decreases with the index).
 struct Levels(Vec<u32>);
@@ -317,6 +313,10 @@ struct Job<'a> {
     py_transition: &'a [(u16, &'a str)],
     /// Only when the run is sequential (the callbacks run Python on the calling thread).
     cb: Option<&'a (dyn Callbacks + Send + Sync)>,
+    /// Successors made through the cache (`expand_cached`), or by stepping the table each time
+    /// (`expand`).
+    cached: bool,
+    symmetry: bool,
 }
 
 /// One successor as a worker made it.
@@ -388,17 +388,34 @@ impl Made {
     }
 }
 
-/// A worker's reusable buffers.
+/// A worker's reusable buffers, and its cache (kept from one slice to the next).
 struct Hands {
     canon: Canon,
     scratch: Scratch,
     key: Vec<u8>,
     enc: Vec<u8>,
+    cache: Cache,
+    world: World,
+    /// The world after a client's own move.
+    moved: World,
+    actions: Vec<Action>,
+    /// One step's successors: (the clients after it, whether it is a fault).
+    succs: Vec<(Clients, bool)>,
 }
 
 impl Hands {
-    fn new(rns: &[Renamer]) -> Hands {
-        Hands { canon: Canon::new(rns), scratch: Scratch::default(), key: Vec::with_capacity(128), enc: Vec::with_capacity(128) }
+    fn new(rns: &[Renamer], cache_limit: usize) -> Hands {
+        Hands {
+            canon: Canon::new(rns),
+            scratch: Scratch::default(),
+            key: Vec::with_capacity(128),
+            enc: Vec::with_capacity(128),
+            cache: Cache::new(cache_limit),
+            world: World { group: Group::default(), clients: Clients::new() },
+            moved: World { group: Group::default(), clients: Clients::new() },
+            actions: Vec::new(),
+            succs: Vec::new(),
+        }
     }
 }
 
@@ -412,7 +429,10 @@ fn pos32(n: usize) -> Result<u32, String> {
 
 /// Makes the successors of the packed world `here` into `made`: their keys, whether each is
 /// stored already (as `job.store` is now), the invariants they violate and the rows they fire.
-fn expand(job: &Job, hands: &mut Hands, memo: Option<&mut StepMemo>, here: &[u8], made: &mut Made) -> Result<(), String> {
+fn expand(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<(), String> {
+    if job.cached {
+        return expand_cached(job, hands, here, made);
+    }
     let model = job.model;
     let w = decode_world(here, model.n as usize);
     let (s0, r0, v0, b0) = (made.succs.len(), made.rows.len(), made.viols.len(), made.bytes.len());
@@ -422,18 +442,14 @@ fn expand(job: &Job, hands: &mut Hands, memo: Option<&mut StepMemo>, here: &[u8]
         return Ok(());
     }
     let quiet = quiescent(&w.group);
-    let Hands { canon, scratch, key, enc } = hands;
+    let Hands { canon, scratch, key, enc, .. } = hands;
     let ntrans = job.transition_invs.len() as u16;
     let mut visit = |s: &SuccView| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
         if let (Some(t), Some(inp)) = (s.transition, s.input) {
             made.rows.extend_from_slice(&t.rows);
             for (i, check) in job.transition_invs.iter().enumerate() {
-                let bad = match s.verdicts {
-                    Some(v) => v & (1 << i) != 0,
-                    None => check(&model.table.rows, &w.group, inp, t),
-                };
-                if bad {
+                if check(&model.table.rows, &w.group, inp, t) {
                     made.viols.push(i as u16);
                 }
             }
@@ -475,33 +491,135 @@ fn expand(job: &Job, hands: &mut Hands, memo: Option<&mut StepMemo>, here: &[u8]
         made.succs.push(SuccMade { target, fault: s.fault, viols });
         Ok(())
     };
-    let found = match memo {
-        Some(memo) => {
-            let mut succs = Vec::new();
-            let verdicts = |before: &Group, inp: &Input, t: &Transition| -> u64 {
-                let mut v = 0u64;
-                for (i, check) in job.transition_invs.iter().enumerate() {
-                    if check(&model.table.rows, before, inp, t) {
-                        v |= 1 << i;
+    let found = model.each_successor(&w, scratch, &mut visit);
+    let status = match found {
+        Ok(()) => Status::Expanded { quiet },
+        Err(StepError::Defect(_)) => {
+            // Python's explorer records no successor of a state whose step is ill-formed
+            made.succs.truncate(s0);
+            made.rows.truncate(r0);
+            made.viols.truncate(v0);
+            made.bytes.truncate(b0);
+            Status::IllFormed { quiet }
+        }
+        Err(StepError::Internal(e)) => return Err(e),
+    };
+    made.states.push(StateMade { status, succs: (p0, pos32(made.succs.len())?), rows: (q0, pos32(made.rows.len())?) });
+    Ok(())
+}
+
+/// `expand` through the worker's cache: the world's group is looked up by its packed bytes, each
+/// step by (group, input, settings), and a successor is its group's index and its clients until
+/// it is new (then packed). The same successors, in the same order, with the same verdicts.
+fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<(), String> {
+    let model = job.model;
+    let facts = GroupFacts { model, state_invs: job.state_invs, symmetry: job.symmetry };
+    let Hands { canon, key, enc, cache, world: w, moved, actions, succs, .. } = hands;
+    cache.trim();
+    let glen = group_len(here);
+    let gid = cache.intern_bytes(&here[..glen], &facts);
+    let (s0, r0, v0, b0) = (made.succs.len(), made.rows.len(), made.viols.len(), made.bytes.len());
+    let (p0, q0) = (pos32(s0)?, pos32(r0)?);
+    let (in_bounds, quiet) = (cache.group(gid).in_bounds, cache.group(gid).quiet);
+    if !in_bounds {
+        made.states.push(StateMade { status: Status::Beyond, succs: (p0, p0), rows: (q0, q0) });
+        return Ok(());
+    }
+    w.group.clone_from(&cache.group(gid).group);
+    w.clients = decode_clients(&here[glen..], model.n as usize);
+    actions.clear();
+    model.actions_into(w, actions);
+    // one successor: the world of group `g` and `clients`, after `step` (its outcome index)
+    let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<u32>, fault: bool| -> Result<(), StepError> {
+        let tv = pos32(made.viols.len())?;
+        if let Some(o) = step {
+            let o = cache.outcome(o);
+            made.rows.extend_from_slice(cache.rows(&o));
+            for i in 0..job.transition_invs.len() {
+                if o.verdicts & (1 << i) != 0 {
+                    made.viols.push(i as u16);
+                }
+            }
+        }
+        let viols = (tv, pos32(made.viols.len())?);
+        let target = if g == gid && *clients == w.clients {
+            Target::Same
+        } else {
+            cache.canonical_key(canon, g, clients, key);
+            let hash = Store::hash(key);
+            match job.store.find(hash, key) {
+                Some(i) => Target::Known(i),
+                None => {
+                    let k0 = pos32(made.bytes.len())?;
+                    made.bytes.extend_from_slice(key);
+                    let e0 = pos32(made.bytes.len())?;
+                    made.bytes.extend_from_slice(cache.group_bytes(g));
+                    enc.clear();
+                    encode_clients(clients, enc)?;
+                    made.bytes.extend_from_slice(enc);
+                    let sv = pos32(made.viols.len())?;
+                    made.viols.extend_from_slice(&cache.group(g).state_viols);
+                    let end = pos32(made.bytes.len())?;
+                    Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) }
+                }
+            }
+        };
+        made.succs.push(SuccMade { target, fault, viols });
+        Ok(())
+    };
+    let mut each = || -> Result<(), StepError> {
+        for a in actions.iter_mut() {
+            let variants = if model.append_variant(a) { 2 } else { 1 };
+            for variant in 0..variants {
+                a.append_fails = variant == 1;
+                let Some(inp) = model.input_of(w, a)? else {
+                    model.client_move(w, a, moved);
+                    visit(cache, gid, &moved.clients, None, a.kind != ActKind::RequestTimeout)?;
+                    continue;
+                };
+                let settings = if a.append_fails { &model.failing } else { &model.settings };
+                let fault = model.fault_of(w, a);
+                let (o0, o1) =
+                    cache.step(&model.table, gid, &inp, settings, variant as u8, job.transition_invs, &facts)?;
+                let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
+                for oi in o0..o1 {
+                    let o = cache.outcome(oi);
+                    // what the step delivers to whom (responses of the cache), as abstract.py's emit
+                    let mut to: SmallVec<[(usize, u32); 4]> = SmallVec::new();
+                    if sends && o.reply != NO_RESP {
+                        to.push((a.client as usize, o.reply));
+                    }
+                    for &(rid, r) in cache.outs(&o) {
+                        let i = ((rid - 1) % model.n as u16) as u8;
+                        if rid == model.request_id(w, i) {
+                            to.push((i as usize, r));
+                        }
+                    }
+                    let nd = to.len();
+                    let clients_stay = nd == 0 && (model.b.open || !sends);
+                    if clients_stay && o.unchanged {
+                        visit(cache, gid, &w.clients, Some(oi), fault)?;
+                        continue;
+                    }
+                    let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
+                    let lost = model.b.has(F_LOST) && !model.b.open && nd > 0;
+                    let variants: u32 = if lost { 1 << nd } else { 1 };
+                    succs.resize_with(variants as usize, || (Clients::new(), false));
+                    for bits in 0..variants {
+                        let (cs, f) = &mut succs[bits as usize];
+                        model.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0, cs);
+                        *f = fault || bits != 0;
+                    }
+                    drop(deliveries);
+                    for (cs, f) in succs[..variants as usize].iter() {
+                        visit(cache, o.after, cs, Some(oi), *f)?;
                     }
                 }
-                v
-            };
-            model.successors_memo(&w, memo, &verdicts, &mut succs).and_then(|()| {
-                succs.iter().try_for_each(|s| {
-                    visit(&SuccView {
-                        world: &s.world,
-                        input: s.input.as_ref(),
-                        transition: s.transition.as_deref(),
-                        verdicts: s.verdicts,
-                        fault: s.fault,
-                        lost: s.lost,
-                    })
-                })
-            })
+            }
         }
-        None => model.each_successor(&w, scratch, &mut visit),
+        Ok(())
     };
+    let found = each();
     let status = match found {
         Ok(()) => Status::Expanded { quiet },
         Err(StepError::Defect(_)) => {
@@ -708,24 +826,15 @@ impl Search<'_> {
 
 /// Expands the states of `slice` (packed worlds, `ends[i]` closing world i) into `made`, one
 /// per thread: each takes chunks of CHUNK states in turn and notes them in `Made::chunks`.
-fn expand_slice(
-    job: &Job,
-    rns: &[Renamer],
-    hands: &mut Hands,
-    memo: Option<&mut StepMemo>,
-    slice: &[u8],
-    ends: &[u32],
-    made: &mut [Made],
-) -> Result<(), String> {
+fn expand_slice(job: &Job, hands: &mut [Hands], slice: &[u8], ends: &[u32], made: &mut [Made]) -> Result<(), String> {
     let world = |i: usize| &slice[if i == 0 { 0 } else { ends[i - 1] as usize }..ends[i] as usize];
     for m in made.iter_mut() {
         m.clear();
     }
     if made.len() == 1 {
         made[0].chunks.push((0, 0));
-        let mut memo = memo;
         for i in 0..ends.len() {
-            expand(job, hands, memo.as_deref_mut(), world(i), &mut made[0])?;
+            expand(job, &mut hands[0], world(i), &mut made[0])?;
         }
         return Ok(());
     }
@@ -738,20 +847,22 @@ fn expand_slice(
             }
             made.chunks.push((c, made.states.len()));
             for i in c * CHUNK..((c + 1) * CHUNK).min(ends.len()) {
-                expand(job, hands, None, world(i), made)?;
+                expand(job, hands, world(i), made)?;
             }
         }
     };
     let (mine, theirs) = made.split_at_mut(1);
+    let (my_hands, their_hands) = hands.split_at_mut(1);
     std::thread::scope(|s| {
         let others: Vec<_> = theirs
             .iter_mut()
-            .map(|m| {
+            .zip(their_hands.iter_mut())
+            .map(|(m, h)| {
                 let work = &work;
-                s.spawn(move || work(&mut Hands::new(rns), m))
+                s.spawn(move || work(h, m))
             })
             .collect();
-        let here = work(hands, &mut mine[0]);
+        let here = work(&mut my_hands[0], &mut mine[0]);
         others.into_iter().try_for_each(|h| h.join().map_err(|_| "an explorer thread panicked".to_string())?).and(here)
     })
 }
@@ -762,7 +873,6 @@ pub fn explore(
     tick: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Outcome, String> {
     let rns = renamers(&model.b, opts.symmetry);
-    let mut hands = Hands::new(&rns);
     let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
     let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();
     let transition_checks: Vec<TransitionCheck> = transition_invs.iter().map(|i| transition_check(*i)).collect();
@@ -772,12 +882,13 @@ pub fn explore(
     if cb.is_none() && !opts.py_invariants.is_empty() {
         return Err(no_callbacks());
     }
-    let memo_on = opts.memo && !model.table.calls_back() && transition_invs.len() <= 64;
-    let mut memo = StepMemo::new(if memo_on { MEMO_SLOTS } else { 1 });
-    // Python runs on this thread only, and the memo is one thread's
-    let sequential = model.table.calls_back() || !opts.py_invariants.is_empty() || memo_on;
+    // a table that calls back into Python is stepped afresh (the cache would skip its calls)
+    let cached = opts.memo && !model.table.calls_back() && py_transition.is_empty() && transition_invs.len() <= 64;
+    // Python runs on this thread only
+    let sequential = model.table.calls_back() || !opts.py_invariants.is_empty();
     // more threads than a slice has chunks would have nothing to do
     let threads = if sequential { 1 } else { opts.threads.clamp(1, SLICE / CHUNK) };
+    let mut hands: Vec<Hands> = (0..threads).map(|_| Hands::new(&rns, CACHE_BYTES)).collect();
     let mut search = Search {
         model,
         opts,
@@ -811,11 +922,11 @@ pub fn explore(
     };
 
     let init = model.initial();
-    let mut key = Vec::new();
-    hands.canon.key(&init, &mut key);
-    encode_world(&init, &mut hands.enc)?;
+    let (mut key, mut enc) = (Vec::new(), Vec::new());
+    hands[0].canon.key(&init, &mut key);
+    encode_world(&init, &mut enc)?;
     search.store.intern(Store::hash(&key), &key)?;
-    search.queue.push(&hands.enc)?;
+    search.queue.push(&enc)?;
     search.parent.push(u32::MAX);
     search.ord.push(0);
     for inv in &state_invs {
@@ -849,8 +960,10 @@ pub fn explore(
             transition_invs: &transition_checks,
             py_transition: &py_transition,
             cb: if sequential { cb } else { None },
+            cached,
+            symmetry: opts.symmetry,
         };
-        expand_slice(&job, &rns, &mut hands, memo_on.then_some(&mut memo), &slice, &ends, &mut made)?;
+        expand_slice(&job, &mut hands, &slice, &ends, &mut made)?;
         let bytes = slice.len() + 4 * ends.len() + made.iter().map(Made::bytes).sum::<usize>();
         search.slice_peak = search.slice_peak.max(bytes);
         chunk_at.clear();
@@ -901,7 +1014,7 @@ pub fn explore(
         + expanded.bytes()
         + quiet.bytes()
         + calm.stream.len()
-        + memo.bytes()
+        + hands.iter().map(|h| h.cache.peak()).sum::<usize>()
         + slice_peak;
     // the keys and the queue are not needed past the search
     drop(queue);
@@ -991,8 +1104,8 @@ pub fn explore(
         ord,
         cut_short,
         liveness_checked,
-        memo_hits: memo.hits,
-        memo_misses: memo.misses,
+        memo_hits: hands.iter().map(|h| h.cache.hits).sum(),
+        memo_misses: hands.iter().map(|h| h.cache.misses).sum(),
         threads,
     })
 }

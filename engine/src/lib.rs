@@ -13,6 +13,7 @@ pub mod abstract_model;
 pub mod concrete;
 pub mod concrete_replay;
 pub mod explore;
+pub mod explore_cache;
 pub mod invariants;
 pub mod jsonl_stage;
 pub mod lockstep;

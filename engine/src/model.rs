@@ -310,7 +310,7 @@ pub struct Group {
     pub sync_timers: SyncTimers,
     /// Offsets of partition t-0 (the only partition of the abstract model).
     pub offsets: Option<i32>,
-    pub persisted: Option<std::rc::Rc<Persisted>>,
+    pub persisted: Option<std::sync::Arc<Persisted>>,
     pub owned: bool,
     pub new_member_added: bool,
 }
@@ -476,14 +476,14 @@ pub struct Input {
     pub request_id: u16,
 }
 
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub struct JoinMember {
     pub id: Mid,
     pub instance: Inst,
     pub meta: Option<u8>,
 }
 
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub struct DescMember {
     pub id: Mid,
     pub instance: Inst,
@@ -493,7 +493,7 @@ pub struct DescMember {
 }
 
 /// A response of model/messages.py.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
 pub enum Resp {
     Join {
         error: ErrCode,

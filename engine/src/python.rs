@@ -69,7 +69,7 @@ fn group_of(t: GroupTuple) -> Result<Group, String> {
     let ((state, generation, ptype, pname, leader), members, pending, jts, sts, offsets, persisted, owned, nma) = t;
     let persisted = match persisted {
         None => None,
-        Some((st, generation, ptype, pname, leader, ms)) => Some(std::rc::Rc::new(Persisted {
+        Some((st, generation, ptype, pname, leader, ms)) => Some(std::sync::Arc::new(Persisted {
             state: state_of(st)?,
             generation,
             ptype,
@@ -332,7 +332,7 @@ impl Engine {
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of
     /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
-    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=false, threads=1))]
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=true, threads=1))]
     #[allow(clippy::too_many_arguments)]
     fn explore<'py>(
         &self,

@@ -715,7 +715,7 @@ fn apply_effect(e: Effect, ctx: &mut Ctx) -> Result<(), String> {
                 leader: g.leader,
                 members: record,
             };
-            ctx.g.persisted = Some(std::rc::Rc::new(p));
+            ctx.g.persisted = Some(std::sync::Arc::new(p));
         }
         AddPendingMember => {
             let id = ctx.fresh_id()?;
@@ -1683,92 +1683,4 @@ pub fn step_each(
         f(tr)?;
     }
     Ok(())
-}
-
-// ------------------------------------------------------------------ memo
-
-/// One outcome of a memoised step: the transition and the caller's transition-invariant verdicts
-/// (bit i: its invariant i is violated by this step).
-pub struct MemoStep {
-    pub t: std::rc::Rc<Transition>,
-    pub verdicts: u64,
-}
-
-/// step_all memoised by (group, input, settings). A step is a function of these three alone, and
-/// the same group recurs in many worlds (under every configuration of the clients), so an
-/// explorer asks for the same step many times. The caller names the group once per world
-/// (`enter`) and then asks per input (`steps`); `variant` tells the settings apart (the explorer
-/// has two: the append succeeds or fails). The memo is a direct-mapped cache of `slots` entries
-/// (a new entry replaces the one in its slot), so its memory is bounded whatever the run's size;
-/// a hit compares the whole key, so an answer is always the step's own.
-/// Tables that call back into Python are never memoised (a callback is counted per call).
-pub struct StepMemo {
-    slots: Vec<Option<MemoEntry>>,
-    group: Group,
-    group_hash: u64,
-    held: usize,
-    pub hits: u64,
-    pub misses: u64,
-}
-
-struct MemoEntry {
-    group: Group,
-    input: Input,
-    variant: bool,
-    steps: std::rc::Rc<[MemoStep]>,
-}
-
-impl StepMemo {
-    /// A memo of `slots` entries (rounded up to a power of two).
-    pub fn new(slots: usize) -> StepMemo {
-        let n = slots.max(1).next_power_of_two();
-        StepMemo {
-            slots: (0..n).map(|_| None).collect(),
-            group: Group::default(),
-            group_hash: 0,
-            held: 0,
-            hits: 0,
-            misses: 0,
-        }
-    }
-
-    /// The group whose steps `steps` looks up next.
-    pub fn enter(&mut self, g: &Group) {
-        use std::hash::BuildHasher;
-        self.group_hash = rustc_hash::FxBuildHasher.hash_one(g);
-        self.group.clone_from(g);
-    }
-
-    /// step_all(t, g, inp, s) for the group last `enter`ed (`g` is it), each outcome made into
-    /// a MemoStep by `make` when the step is not in the memo.
-    pub fn steps(
-        &mut self,
-        t: &Table,
-        g: &Group,
-        inp: &Input,
-        s: &Settings,
-        variant: bool,
-        mut make: impl FnMut(Transition) -> MemoStep,
-    ) -> Result<std::rc::Rc<[MemoStep]>, StepError> {
-        use std::hash::BuildHasher;
-        let h = rustc_hash::FxBuildHasher.hash_one((self.group_hash, inp, variant));
-        let slot = (h >> 20) as usize & (self.slots.len() - 1);
-        if let Some(e) = &self.slots[slot] {
-            if e.variant == variant && e.input == *inp && e.group == *g {
-                self.hits += 1;
-                return Ok(e.steps.clone());
-            }
-        }
-        self.misses += 1;
-        let made: std::rc::Rc<[MemoStep]> = step_all(t, g, inp, s)?.into_iter().map(&mut make).collect();
-        let old = self.slots[slot].replace(MemoEntry { group: g.clone(), input: inp.clone(), variant, steps: made.clone() });
-        self.held = self.held + made.len() - old.map(|e| e.steps.len()).unwrap_or(0);
-        Ok(made)
-    }
-
-    /// Memory held, approximately: the slots and the steps they hold (inline sizes).
-    pub fn bytes(&self) -> usize {
-        let step = std::mem::size_of::<MemoStep>() + std::mem::size_of::<Transition>();
-        self.held * step + self.slots.len() * std::mem::size_of::<Option<MemoEntry>>()
-    }
 }

@@ -95,7 +95,7 @@ fn sample_world() -> World {
         join_timers: vec![JoinTimer { initial: true, delay: 3000, remaining: 27000 }].into(),
         sync_timers: vec![1].into(),
         offsets: Some(1),
-        persisted: Some(std::rc::Rc::new(Persisted {
+        persisted: Some(std::sync::Arc::new(Persisted {
             state: State::Stable,
             generation: 1,
             ptype: PT_CONNECT,
@@ -150,7 +150,7 @@ fn canonical_keys_identify_renamed_worlds_only() {
     v.group.leader = swap(v.group.leader);
     v.group.pending = v.group.pending.iter().map(|m| swap(*m)).collect();
     if let Some(p) = v.group.persisted.as_mut() {
-        let p = std::rc::Rc::make_mut(p);
+        let p = std::sync::Arc::make_mut(p);
         p.leader = swap(p.leader);
         for m in p.members.iter_mut() {
             m.id = swap(m.id);
@@ -298,41 +298,70 @@ mod lockstep {
 }
 
 #[test]
-fn the_step_memo_answers_each_key_with_its_own_step() {
+fn the_step_cache_answers_each_key_with_its_own_step() {
+    use crate::explore_cache::{Cache, GroupFacts};
     let rows = vec![
         RowData { error: "UNKNOWN_MEMBER_ID".into(), ..row("Missing/JoinGroup/x", "JoinGroup", &[], "error", None, &[]) },
         RowData { error: "NOT_COORDINATOR".into(), ..row("Missing/Heartbeat/x", "Heartbeat", &[], "error", None, &[]) },
     ];
     let t = Table::new(rows, vec![], fields(), group_fields()).unwrap_or_else(|e| panic!("{e}"));
+    let b = Bounds {
+        dynamic: 2,
+        stat: 0,
+        max_generation: 3,
+        faults: 0,
+        open: false,
+        require_known_member_id: true,
+        max_ids_per_client: 2,
+        group_max_size: 1 << 30,
+        metadata_changes: false,
+        group_id_empty: false,
+    };
+    let model = Model::new(t, b);
+    let facts = GroupFacts { model: &model, state_invs: &[], symmetry: true };
     let s = zero_settings();
     let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
     let beat = Input { kind: Ev::Heartbeat, ..join.clone() };
-    let g = Group::default();
-    let make = |t: Transition| MemoStep { t: std::rc::Rc::new(t), verdicts: 7 };
-    let reply = |m: &mut StepMemo, x: &Input, variant: bool| {
-        let steps = m.steps(&t, &g, x, &s, variant, make).unwrap_or_else(|_| panic!("the step failed"));
-        assert_eq!(steps.len(), 1);
-        assert_eq!(steps[0].verdicts, 7);
-        steps[0].t.reply.as_ref().and_then(|r| r.error())
+    // a check that every step violates: its verdict is kept with the step
+    fn always(_: &[RowSpec], _: &Group, _: &Input, _: &Transition) -> bool {
+        true
+    }
+    let checks: [crate::invariants::TransitionCheck; 1] = [always];
+    let mut c = Cache::new(usize::MAX);
+    let mut enc = Vec::new();
+    encode_group(&Group::default(), &mut enc).unwrap_or_else(|e| panic!("{e}"));
+    let g = c.intern_bytes(&enc, &facts);
+    let reply = |c: &mut Cache, gid: u32, x: &Input, variant: u8| {
+        let (a, b) = c.step(&model.table, gid, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
+        assert_eq!(b - a, 1);
+        let o = c.outcome(a);
+        assert_eq!(o.verdicts, 1);
+        (c.resp(o.reply).error(), o.after)
     };
-    // one slot: every key lands in it, so a lookup that compared less than the whole key would
-    // answer a heartbeat with the join's step
-    let mut m = StepMemo::new(1);
-    m.enter(&g);
-    let (a, b) = (reply(&mut m, &join, false), reply(&mut m, &beat, false));
-    assert_ne!(a, b, "a join and a heartbeat get different replies");
-    assert_eq!((m.hits, m.misses), (0, 2));
-    assert_eq!(reply(&mut m, &beat, false), b);
-    assert_eq!((m.hits, m.misses), (1, 2));
-    assert_eq!(reply(&mut m, &beat, true), b); // the other settings: a step of its own
-    assert_eq!(reply(&mut m, &join, false), a);
-    assert_eq!((m.hits, m.misses), (1, 4));
-    // the same input on another group is another step
-    let other = Group { generation: 3, ..Group::default() };
-    m.enter(&other);
-    let steps = m.steps(&t, &other, &join, &s, false, make).unwrap_or_else(|_| panic!("the step failed"));
-    assert_eq!(steps[0].t.after.generation, 3);
-    assert_eq!((m.hits, m.misses), (1, 5));
+    let (a, b) = (reply(&mut c, g, &join, 0), reply(&mut c, g, &beat, 0));
+    assert_ne!(a.0, b.0, "a join and a heartbeat get different replies");
+    assert_eq!((c.hits, c.misses), (0, 2));
+    assert_eq!(reply(&mut c, g, &beat, 0), b);
+    assert_eq!((c.hits, c.misses), (1, 2));
+    assert_eq!(reply(&mut c, g, &beat, 1), b); // the other settings: a step of its own
+    assert_eq!(reply(&mut c, g, &join, 0), a); // kept: a hit
+    assert_eq!((c.hits, c.misses), (2, 3));
+    // the same input on another group is another step, and leads to that group
+    enc.clear();
+    encode_group(&Group { generation: 3, ..Group::default() }, &mut enc).unwrap_or_else(|e| panic!("{e}"));
+    let other = c.intern_bytes(&enc, &facts);
+    assert_ne!(other, g);
+    let (_, after) = reply(&mut c, other, &join, 0);
+    assert_eq!(after, other);
+    assert_eq!((c.hits, c.misses), (2, 4));
+    // emptied past its limit: the same key is stepped again
+    let mut small = Cache::new(0);
+    let g = small.intern_bytes(&enc, &facts);
+    reply(&mut small, g, &join, 0);
+    small.trim();
+    let g = small.intern_bytes(&enc, &facts);
+    reply(&mut small, g, &join, 0);
+    assert_eq!((small.hits, small.misses, small.clears), (0, 2, 1));
 }
 
 #[test]

@@ -1,8 +1,10 @@
-"""The step memo (engine/src/step.rs StepMemo: the table step and the transition-invariant verdicts
-memoised by (group, input)) changes nothing the explorer finds: with and without it the native
-engine reports the same states, edges, depth, frontier, row counts and violations with the same
-paths, on bounds of the default plan and on every mutant whose broken property is a transition
-invariant (so the memoised verdicts must report each violation where the fresh step does)."""
+"""The explorer's cache (engine/src/explore_cache.rs: groups interned, the table's steps and their
+transition-invariant verdicts kept by (group, input, settings); `memo`, on by default) changes
+nothing the explorer finds: with and without it the native engine reports the same states, edges,
+depth, frontier, row counts and violations with the same paths, on bounds of the default plan (on
+one thread and on two, each with a cache of its own) and on every mutant whose broken property is
+a transition invariant (so the cached verdicts must report each violation where the fresh step
+does)."""
 
 from __future__ import annotations
 
@@ -41,11 +43,11 @@ def _mutant_bounds(name: str) -> Bounds:
 
 
 def _run(table: Table, urgent: tuple[tuple[str, Guard], ...], b: Bounds, memo: bool,
-         invariants: list[str], stop: bool = False) -> dict[str, Any]:
+         invariants: list[str], stop: bool = False, threads: int = 1) -> dict[str, Any]:
     engine = make_engine(table, urgent, b, invariants)[0]
     raw: dict[str, Any] = engine.explore(True, invariants, True, 60000, False, stop, False,
                          ["quiescence-reachable", "parked-requests-answered"], [], None, [],
-                         memo=memo)
+                         memo=memo, threads=threads)
     return raw
 
 
@@ -55,10 +57,11 @@ def _found(raw: dict[str, Any]) -> tuple[object, ...]:
             raw["cut_short"], raw["liveness_checked"], raw["violations"])
 
 
+@pytest.mark.parametrize("threads", (1, 2))
 @pytest.mark.parametrize("b", BOUNDS, ids=[b.describe() for b in BOUNDS])
-def test_memoised_and_fresh_steps_find_the_same(b: Bounds) -> None:
+def test_memoised_and_fresh_steps_find_the_same(b: Bounds, threads: int) -> None:
     names = list(INVARIANTS)
-    memo, fresh = (_run(CLASSIC_TABLE, URGENT, b, m, names) for m in (True, False))
+    memo, fresh = (_run(CLASSIC_TABLE, URGENT, b, m, names, threads=threads) for m in (True, False))
     hits, misses = memo["memo"]
     assert hits > 0 and misses > 0  # the memo was used, and answered most lookups
     assert fresh["memo"] == (0, 0)  # the fresh run never asked it
