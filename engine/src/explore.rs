@@ -11,7 +11,7 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{quiescent, Cache, GroupFacts, NO_RESP};
+use crate::explore_cache::{quiescent, Cache, GroupFacts, GroupKeys, StepOut, NO_RESP};
 use crate::step::{Callbacks, StepError};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
@@ -317,6 +317,8 @@ struct Job<'a> {
     /// (`expand`).
     cached: bool,
     symmetry: bool,
+    /// The run's group keys (the states' keys through the cache name them by number).
+    group_keys: &'a GroupKeys,
 }
 
 /// One successor as a worker made it.
@@ -358,7 +360,7 @@ struct StateMade {
     rows: (u32, u32),
 }
 
-/// A worker's output for the states of its chunks, in the order it made them.
+/// A worker's output for the states it took, in the order it made them.
 #[derive(Default)]
 struct Made {
     states: Vec<StateMade>,
@@ -366,8 +368,8 @@ struct Made {
     rows: Vec<u16>,
     viols: Vec<u16>,
     bytes: Vec<u8>,
-    /// (chunk, its first entry in `states`)
-    chunks: Vec<(usize, usize)>,
+    /// The slice's states it took (`states[k]` was made of slice state `took[k]`).
+    took: Vec<u32>,
 }
 
 impl Made {
@@ -377,7 +379,7 @@ impl Made {
         self.rows.clear();
         self.viols.clear();
         self.bytes.clear();
-        self.chunks.clear();
+        self.took.clear();
     }
     /// Bytes in use.
     fn bytes(&self) -> usize {
@@ -525,16 +527,15 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
         made.states.push(StateMade { status: Status::Beyond, succs: (p0, p0), rows: (q0, q0) });
         return Ok(());
     }
-    w.group.clone_from(&cache.group(gid).group);
+    w.group = decode_group(&here[..glen]).0;
     w.clients = decode_clients(&here[glen..], model.n as usize);
     actions.clear();
     model.actions_into(w, actions);
     // one successor: the world of group `g` and `clients`, after `step` (its outcome index)
-    let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<u32>, fault: bool| -> Result<(), StepError> {
+    let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<&StepOut>, fault: bool| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
         if let Some(o) = step {
-            let o = cache.outcome(o);
-            made.rows.extend_from_slice(cache.rows(&o));
+            made.rows.extend_from_slice(cache.rows(o));
             for i in 0..job.transition_invs.len() {
                 if o.verdicts & (1 << i) != 0 {
                     made.viols.push(i as u16);
@@ -545,7 +546,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
         let target = if g == gid && *clients == w.clients {
             Target::Same
         } else {
-            cache.canonical_key(canon, g, clients, key);
+            cache.canonical_key(canon, g, clients, job.group_keys, key);
             let hash = Store::hash(key);
             match job.store.find(hash, key) {
                 Some(i) => Target::Known(i),
@@ -558,7 +559,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
                     encode_clients(clients, enc)?;
                     made.bytes.extend_from_slice(enc);
                     let sv = pos32(made.viols.len())?;
-                    made.viols.extend_from_slice(&cache.group(g).state_viols);
+                    let bits = cache.group(g).state_viols;
+                    made.viols.extend((0..64u16).filter(|i| bits & (1 << i) != 0));
                     let end = pos32(made.bytes.len())?;
                     Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) }
                 }
@@ -579,17 +581,16 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
                 let fault = model.fault_of(w, a);
-                let (o0, o1) =
-                    cache.step(&model.table, gid, &inp, settings, variant as u8, job.transition_invs, &facts)?;
+                let outcomes =
+                    cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
                 let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
-                for oi in o0..o1 {
-                    let o = cache.outcome(oi);
+                for o in &outcomes {
                     // what the step delivers to whom (responses of the cache), as abstract.py's emit
                     let mut to: SmallVec<[(usize, u32); 4]> = SmallVec::new();
                     if sends && o.reply != NO_RESP {
                         to.push((a.client as usize, o.reply));
                     }
-                    for &(rid, r) in cache.outs(&o) {
+                    for &(rid, r) in cache.outs(o) {
                         let i = ((rid - 1) % model.n as u16) as u8;
                         if rid == model.request_id(w, i) {
                             to.push((i as usize, r));
@@ -598,7 +599,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
                     let nd = to.len();
                     let clients_stay = nd == 0 && (model.b.open || !sends);
                     if clients_stay && o.unchanged {
-                        visit(cache, gid, &w.clients, Some(oi), fault)?;
+                        visit(cache, gid, &w.clients, Some(o), fault)?;
                         continue;
                     }
                     let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
@@ -612,7 +613,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
                     }
                     drop(deliveries);
                     for (cs, f) in succs[..variants as usize].iter() {
-                        visit(cache, o.after, cs, Some(oi), *f)?;
+                        visit(cache, o.after, cs, Some(o), *f)?;
                     }
                 }
             }
@@ -825,28 +826,41 @@ impl Search<'_> {
 }
 
 /// Expands the states of `slice` (packed worlds, `ends[i]` closing world i) into `made`, one
-/// per thread: each takes chunks of CHUNK states in turn and notes them in `Made::chunks`.
+/// per thread, each noting the states it took in `Made::took`. Through the cache, a state goes to
+/// the thread its group's hash names, so each group is met (and its steps cached) by one thread
+/// alone; otherwise the threads take chunks of CHUNK states in turn.
 fn expand_slice(job: &Job, hands: &mut [Hands], slice: &[u8], ends: &[u32], made: &mut [Made]) -> Result<(), String> {
     let world = |i: usize| &slice[if i == 0 { 0 } else { ends[i - 1] as usize }..ends[i] as usize];
     for m in made.iter_mut() {
         m.clear();
     }
     if made.len() == 1 {
-        made[0].chunks.push((0, 0));
         for i in 0..ends.len() {
+            made[0].took.push(i as u32);
             expand(job, &mut hands[0], world(i), &mut made[0])?;
         }
         return Ok(());
     }
+    let threads = made.len() as u64;
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = |hands: &mut Hands, made: &mut Made| -> Result<(), String> {
+    let work = |t: usize, hands: &mut Hands, made: &mut Made| -> Result<(), String> {
+        if job.cached {
+            for i in 0..ends.len() {
+                let w = world(i);
+                if Store::hash(&w[..group_len(w)]) % threads == t as u64 {
+                    made.took.push(i as u32);
+                    expand(job, hands, w, made)?;
+                }
+            }
+            return Ok(());
+        }
         loop {
             let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if c * CHUNK >= ends.len() {
                 return Ok(());
             }
-            made.chunks.push((c, made.states.len()));
             for i in c * CHUNK..((c + 1) * CHUNK).min(ends.len()) {
+                made.took.push(i as u32);
                 expand(job, hands, world(i), made)?;
             }
         }
@@ -857,12 +871,13 @@ fn expand_slice(job: &Job, hands: &mut [Hands], slice: &[u8], ends: &[u32], made
         let others: Vec<_> = theirs
             .iter_mut()
             .zip(their_hands.iter_mut())
-            .map(|(m, h)| {
+            .enumerate()
+            .map(|(t, (m, h))| {
                 let work = &work;
-                s.spawn(move || work(h, m))
+                s.spawn(move || work(t + 1, h, m))
             })
             .collect();
-        let here = work(&mut my_hands[0], &mut mine[0]);
+        let here = work(0, &mut my_hands[0], &mut mine[0]);
         others.into_iter().try_for_each(|h| h.join().map_err(|_| "an explorer thread panicked".to_string())?).and(here)
     })
 }
@@ -883,7 +898,11 @@ pub fn explore(
         return Err(no_callbacks());
     }
     // a table that calls back into Python is stepped afresh (the cache would skip its calls)
-    let cached = opts.memo && !model.table.calls_back() && py_transition.is_empty() && transition_invs.len() <= 64;
+    let cached = opts.memo
+        && !model.table.calls_back()
+        && py_transition.is_empty()
+        && transition_invs.len() <= 64
+        && state_invs.len() <= 64;
     // Python runs on this thread only
     let sequential = model.table.calls_back() || !opts.py_invariants.is_empty();
     // more threads than a slice has chunks would have nothing to do
@@ -923,8 +942,17 @@ pub fn explore(
 
     let init = model.initial();
     let (mut key, mut enc) = (Vec::new(), Vec::new());
-    hands[0].canon.key(&init, &mut key);
+    let group_keys = GroupKeys::default();
     encode_world(&init, &mut enc)?;
+    if cached {
+        // the key as `expand_cached` makes them
+        let h = &mut hands[0];
+        let facts = GroupFacts { model, state_invs: &state_invs, symmetry: opts.symmetry };
+        let gid = h.cache.intern_bytes(&enc[..group_len(&enc)], &facts);
+        h.cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &mut key);
+    } else {
+        hands[0].canon.key(&init, &mut key);
+    }
     search.store.intern(Store::hash(&key), &key)?;
     search.queue.push(&enc)?;
     search.parent.push(u32::MAX);
@@ -941,8 +969,8 @@ pub fn explore(
     }
     let mut made: Vec<Made> = (0..threads).map(|_| Made::default()).collect();
     let (mut slice, mut ends) = (Vec::new(), Vec::new());
-    // where each chunk of a slice was made: (worker, first entry)
-    let mut chunk_at: Vec<(usize, usize)> = Vec::new();
+    // where each state of a slice was made: (worker, its entry in `Made::states`)
+    let mut made_at: Vec<(u32, u32)> = Vec::new();
     'search: while search.head < search.store.len() {
         // the next slice of the queue: states stored already, so making their successors needs
         // nothing the slice itself adds
@@ -962,24 +990,22 @@ pub fn explore(
             cb: if sequential { cb } else { None },
             cached,
             symmetry: opts.symmetry,
+            group_keys: &group_keys,
         };
         expand_slice(&job, &mut hands, &slice, &ends, &mut made)?;
         let bytes = slice.len() + 4 * ends.len() + made.iter().map(Made::bytes).sum::<usize>();
         search.slice_peak = search.slice_peak.max(bytes);
-        chunk_at.clear();
+        made_at.clear();
+        made_at.resize(n, (0, 0));
         for (t, m) in made.iter().enumerate() {
-            for (c, first) in &m.chunks {
-                if chunk_at.len() <= *c {
-                    chunk_at.resize(*c + 1, (0, 0));
-                }
-                chunk_at[*c] = (t, *first);
+            for (k, i) in m.took.iter().enumerate() {
+                made_at[*i as usize] = (t as u32, k as u32);
             }
         }
-        let per_chunk = if threads == 1 { n } else { CHUNK };
         // store them in the order a sequential search makes them
-        for i in 0..n {
-            let (t, first) = chunk_at[i / per_chunk];
-            if search.absorb(&made[t], &made[t].states[first + i % per_chunk])? {
+        for &(t, k) in &made_at {
+            let m = &made[t as usize];
+            if search.absorb(m, &m.states[k as usize])? {
                 break 'search;
             }
         }
@@ -1015,6 +1041,7 @@ pub fn explore(
         + quiet.bytes()
         + calm.stream.len()
         + hands.iter().map(|h| h.cache.peak()).sum::<usize>()
+        + group_keys.bytes()
         + slice_peak;
     // the keys and the queue are not needed past the search
     drop(queue);

@@ -19,20 +19,24 @@ use std::hash::BuildHasher;
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
 
-/// A group and what every world of it shares.
+/// What every world of a group shares (the group itself is its packed bytes).
 pub struct GroupInfo {
-    pub group: Group,
     /// Its packed bytes (`encode_group`): `Cache::group_bytes`.
     bytes: (u32, u32),
     pub in_bounds: bool,
     pub quiet: bool,
-    /// The native state invariants it violates (their indices).
-    pub state_viols: SmallVec<[u16; 2]>,
-    /// `group_signature(group, i)` for each client i.
-    pub gsig: [u64; MAX_CLIENTS],
-    /// `group_key(group, rn)` for the renamings met so far: (the renaming's code, its bytes in
-    /// `Cache::key_bytes`).
-    keys: SmallVec<[(u64, u32, u32); 2]>,
+    /// Bit i: native state invariant i is violated.
+    pub state_viols: u64,
+    /// Where `group_signature(group, i)` for each client i starts in `Cache::sigs`.
+    sigs: u32,
+    /// The number (`GroupKeys`) of `group_key(group, rn)` for the renamings met so far: (the
+    /// renaming's code, the number).
+    keys: SmallVec<[(u64, u32); 2]>,
+    /// The steps of this group met so far, one record each: the key's length and the outcomes'
+    /// (two u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
+    /// (`put_outcome`). A group has a few dozen, read together: kept here, they are read from
+    /// one place in memory instead of a table's random slots.
+    steps: Vec<u8>,
 }
 
 /// One outcome of a step (one resolution of its choices).
@@ -52,22 +56,17 @@ pub struct StepOut {
     pub verdicts: u64,
 }
 
-struct StepEntry {
-    key: (u32, u32),
-    outs: (u32, u32),
-}
-
 /// The caches of one thread's explorer.
 pub struct Cache {
     hasher: rustc_hash::FxBuildHasher,
     groups: Vec<GroupInfo>,
     group_table: HashTable<u32>,
     group_bytes: Vec<u8>,
-    key_bytes: Vec<u8>,
-    steps: Vec<StepEntry>,
-    step_table: HashTable<u32>,
-    step_keys: Vec<u8>,
-    outcomes: Vec<StepOut>,
+    sigs: Vec<u64>,
+    /// Bytes of the groups' step records (`GroupInfo::steps`), capacity counted.
+    step_bytes: usize,
+    /// The outcomes of the step being made.
+    made: Vec<StepOut>,
     rows: Vec<u16>,
     outs: Vec<(u16, u32)>,
     resps: Vec<Resp>,
@@ -153,11 +152,9 @@ impl Cache {
             groups: Vec::new(),
             group_table: HashTable::new(),
             group_bytes: Vec::new(),
-            key_bytes: Vec::new(),
-            steps: Vec::new(),
-            step_table: HashTable::new(),
-            step_keys: Vec::new(),
-            outcomes: Vec::new(),
+            sigs: Vec::new(),
+            step_bytes: 0,
+            made: Vec::new(),
             rows: Vec::new(),
             outs: Vec::new(),
             resps: Vec::new(),
@@ -178,11 +175,9 @@ impl Cache {
         self.groups.capacity() * size_of::<GroupInfo>()
             + self.group_table.capacity() * 8
             + self.group_bytes.capacity()
-            + self.key_bytes.capacity()
-            + self.steps.capacity() * size_of::<StepEntry>()
-            + self.step_table.capacity() * 8
-            + self.step_keys.capacity()
-            + self.outcomes.capacity() * size_of::<StepOut>()
+            + self.sigs.capacity() * 8
+            + self.step_bytes
+            + self.made.capacity() * size_of::<StepOut>()
             + self.rows.capacity() * 2
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
@@ -206,11 +201,8 @@ impl Cache {
         self.groups.clear();
         self.group_table.clear();
         self.group_bytes.clear();
-        self.key_bytes.clear();
-        self.steps.clear();
-        self.step_table.clear();
-        self.step_keys.clear();
-        self.outcomes.clear();
+        self.sigs.clear();
+        self.step_bytes = 0;
         self.rows.clear();
         self.outs.clear();
         self.resps.clear();
@@ -246,7 +238,7 @@ impl Cache {
             return i;
         }
         let (group, _) = decode_group(bytes);
-        self.add_group(hash, bytes, group, f)
+        self.add_group(hash, bytes, &group, f)
     }
 
     /// A group (normalised), interned.
@@ -259,34 +251,31 @@ impl Cache {
         let found = self.group_table.find(hash, |&i| gb[at(groups[i as usize].bytes)] == enc[..]).copied();
         let id = match found {
             Some(i) => i,
-            None => self.add_group(hash, &enc, g.clone(), f),
+            None => self.add_group(hash, &enc, g, f),
         };
         self.enc = enc;
         Ok(id)
     }
 
-    fn add_group(&mut self, hash: u64, bytes: &[u8], group: Group, f: &GroupFacts) -> u32 {
+    fn add_group(&mut self, hash: u64, bytes: &[u8], group: &Group, f: &GroupFacts) -> u32 {
         let id = self.groups.len() as u32;
         let b0 = self.group_bytes.len() as u32;
         self.group_bytes.extend_from_slice(bytes);
-        let mut gsig = [0u64; MAX_CLIENTS];
+        let sigs = self.sigs.len() as u32;
         if f.symmetry {
-            for (i, s) in gsig.iter_mut().enumerate().take(f.model.n as usize) {
-                *s = group_signature(&group, i as u8);
-            }
+            self.sigs.extend((0..f.model.n).map(|i| group_signature(group, i)));
         }
         let state_viols = (0..f.state_invs.len())
-            .filter(|i| state_violated(f.state_invs[*i], &group))
-            .map(|i| i as u16)
-            .collect();
+            .filter(|i| state_violated(f.state_invs[*i], group))
+            .fold(0u64, |v, i| v | 1 << i);
         self.groups.push(GroupInfo {
-            in_bounds: f.model.group_within_bounds(&group),
-            quiet: quiescent(&group),
+            in_bounds: f.model.group_within_bounds(group),
+            quiet: quiescent(group),
             state_viols,
-            gsig,
+            sigs,
             keys: SmallVec::new(),
+            steps: Vec::new(),
             bytes: (b0, self.group_bytes.len() as u32),
-            group,
         });
         let (groups, hasher) = (&self.groups, &self.hasher);
         let gb = &self.group_bytes;
@@ -307,42 +296,39 @@ impl Cache {
         id
     }
 
-    /// The outcomes of stepping group `gid` with `inp` under `settings` (`variant` names the
-    /// settings: 0 normal, 1 the append failing), in `step_all`'s order: from the cache, or
-    /// stepped now. An ill-formed step is not kept.
+    /// The outcomes of stepping group `gid` (`before`) with `inp` under `settings` (`variant`
+    /// names the settings: 0 normal, 1 the append failing), in `step_all`'s order: from the
+    /// cache, or stepped now. An ill-formed step is not kept.
     #[allow(clippy::too_many_arguments)]
     pub fn step(
         &mut self,
         table: &Table,
         gid: u32,
+        before: &Group,
         inp: &Input,
         settings: &Settings,
         variant: u8,
         checks: &[TransitionCheck],
         f: &GroupFacts,
-    ) -> Result<(u32, u32), StepError> {
+    ) -> Result<Outcomes, StepError> {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
-        key.extend_from_slice(&gid.to_le_bytes());
         key.push(variant);
         input_key(inp, &mut key);
-        let hash = self.hasher.hash_one(&key[..]);
-        let (steps, sk) = (&self.steps, &self.step_keys);
-        if let Some(&i) = self.step_table.find(hash, |&i| sk[at(steps[i as usize].key)] == key[..]) {
+        if let Some(outs) = find_step(&self.groups[gid as usize].steps, &key) {
             self.hits += 1;
             self.key = key;
-            return Ok(self.steps[i as usize].outs);
+            return Ok(outs);
         }
         self.misses += 1;
-        let o0 = self.outcomes.len();
+        self.made.clear();
         let (r0, q0) = (self.rows.len(), self.outs.len());
-        let before = self.groups[gid as usize].group.clone();
-        let made = step_each(table, &before, inp, settings, |t: Transition| {
+        let made = step_each(table, before, inp, settings, |t: Transition| {
             let verdicts = checks
                 .iter()
                 .enumerate()
-                .fold(0u64, |v, (i, check)| if check(&table.rows, &before, inp, &t) { v | 1 << i } else { v });
-            let unchanged = t.after == before;
+                .fold(0u64, |v, (i, check)| if check(&table.rows, before, inp, &t) { v | 1 << i } else { v });
+            let unchanged = t.after == *before;
             let mut after = t.after;
             normalize(&mut after);
             let after = self.intern_group(&after, f)?;
@@ -359,51 +345,177 @@ impl Cache {
                     self.outs.push((o.rid, r));
                 }
             }
-            self.outcomes.push(StepOut { after, unchanged, rows, reply, outs: (q, self.outs.len() as u32), verdicts });
+            self.made.push(StepOut { after, unchanged, rows, reply, outs: (q, self.outs.len() as u32), verdicts });
             Ok(())
         });
         if let Err(e) = made {
-            self.outcomes.truncate(o0);
             self.rows.truncate(r0);
             self.outs.truncate(q0);
             self.key = key;
             return Err(e);
         }
-        let id = self.steps.len() as u32;
-        let k0 = self.step_keys.len() as u32;
-        self.step_keys.extend_from_slice(&key);
-        let outs = (o0 as u32, self.outcomes.len() as u32);
-        self.steps.push(StepEntry { key: (k0, self.step_keys.len() as u32), outs });
-        let (steps, sk, hasher) = (&self.steps, &self.step_keys, &self.hasher);
-        self.step_table.insert_unique(hash, id, |&i| hasher.hash_one(&sk[at(steps[i as usize].key)]));
+        let beyond = |_| StepError::Internal("a step beyond the step cache's records".into());
+        let rec = &mut self.groups[gid as usize].steps;
+        let cap = rec.capacity();
+        let r0 = rec.len();
+        rec.extend_from_slice(&u16::try_from(key.len()).map_err(beyond)?.to_le_bytes());
+        rec.extend_from_slice(&[0, 0]);
+        rec.extend_from_slice(&key);
+        let o0 = rec.len();
+        for o in &self.made {
+            put_outcome(rec, o).map_err(beyond)?;
+        }
+        let olen = u16::try_from(rec.len() - o0).map_err(beyond)?.to_le_bytes();
+        rec[r0 + 2..r0 + 4].copy_from_slice(&olen);
+        self.step_bytes += rec.capacity() - cap;
         self.key = key;
-        Ok(outs)
+        Ok(self.made.iter().copied().collect())
     }
 
-    pub fn outcome(&self, i: u32) -> StepOut {
-        self.outcomes[i as usize]
-    }
-
-    /// The canonical key of the world of group `gid` and `clients` into `out` (as
-    /// `Canon::key` makes it), the group's part from the cache.
-    pub fn canonical_key(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], out: &mut Vec<u8>) {
+    /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
+    /// the group's part (`group_key`) replaced by its number in `keys` (a varint).
+    pub fn canonical_key(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], keys: &GroupKeys, out: &mut Vec<u8>) {
         let info = &mut self.groups[gid as usize];
-        let kb = &mut self.key_bytes;
-        let gsig = info.gsig;
+        let tmp = &mut self.enc;
+        let mut gsig = [0u64; MAX_CLIENTS];
+        if !self.sigs.is_empty() {
+            let at = info.sigs as usize;
+            gsig[..clients.len()].copy_from_slice(&self.sigs[at..at + clients.len()]);
+        }
+        let packed = &self.group_bytes[at(info.bytes)];
+        let mut group: Option<Group> = None;
         let mut gkey = |rn: &Renamer, out: &mut Vec<u8>| {
             let code = perm_code(rn);
-            if let Some(&(_, a, b)) = info.keys.iter().find(|k| k.0 == code) {
-                out.extend_from_slice(&kb[a as usize..b as usize]);
-                return;
-            }
-            let a = kb.len() as u32;
-            group_key(&info.group, rn, kb);
-            let b = kb.len() as u32;
-            info.keys.push((code, a, b));
-            out.extend_from_slice(&kb[a as usize..b as usize]);
+            let id = match info.keys.iter().find(|k| k.0 == code) {
+                Some(&(_, id)) => id,
+                None => {
+                    tmp.clear();
+                    let g = group.get_or_insert_with(|| decode_group(packed).0);
+                    group_key(g, rn, tmp);
+                    let id = keys.number(tmp);
+                    info.keys.push((code, id));
+                    id
+                }
+            };
+            put_var(out, id);
         };
         canon.key_parts(clients, &gsig, &mut gkey, out);
     }
+}
+
+/// LEB128: 7 bits a byte, high bit set on all but the last.
+fn put_var(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The group keys (`group_key` of a group under a renaming) of a whole run, numbered in the
+/// order met and shared by its threads, so that a state's key names its group's part by number.
+/// Never emptied: a number stands for its group key as long as the states stored with it. The
+/// threads' caches remember the numbers they asked for, so the lock is taken about once per
+/// (group, renaming) and thread.
+pub struct GroupKeys {
+    inner: std::sync::Mutex<KeysInner>,
+}
+
+#[derive(Default)]
+struct KeysInner {
+    table: HashTable<u32>,
+    bytes: Vec<u8>,
+    /// Key i is bytes[off[i]..off[i + 1]].
+    off: Vec<u32>,
+}
+
+impl Default for GroupKeys {
+    fn default() -> Self {
+        GroupKeys { inner: std::sync::Mutex::new(KeysInner { off: vec![0], ..KeysInner::default() }) }
+    }
+}
+
+impl GroupKeys {
+    /// The number of group key `key` (a new one if it is new).
+    pub fn number(&self, key: &[u8]) -> u32 {
+        let hasher = rustc_hash::FxBuildHasher;
+        let hash = hasher.hash_one(key);
+        // a thread that panicked while holding the lock left it consistent (each insertion is
+        // complete before the next); take it over
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let k = &mut *guard;
+        let get = |off: &[u32], i: u32| off[i as usize] as usize..off[i as usize + 1] as usize;
+        if let Some(&i) = k.table.find(hash, |&i| k.bytes[get(&k.off, i)] == *key) {
+            return i;
+        }
+        let id = (k.off.len() - 1) as u32;
+        k.bytes.extend_from_slice(key);
+        k.off.push(k.bytes.len() as u32);
+        let (bytes, off) = (&k.bytes, &k.off);
+        k.table.insert_unique(hash, id, |&i| hasher.hash_one(&bytes[get(off, i)]));
+        id
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        let k = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        k.bytes.capacity() + 4 * k.off.capacity() + 5 * k.table.capacity()
+    }
+}
+
+/// A step's outcomes (most steps have one).
+pub type Outcomes = SmallVec<[StepOut; 2]>;
+
+/// Appends an outcome to a step record: the group after, the rows' start, the reply, the
+/// responses' start (u32 each), the rows' and responses' counts, flags (unchanged, verdicts
+/// follow), the verdicts (u64) when any.
+fn put_outcome(rec: &mut Vec<u8>, o: &StepOut) -> Result<(), std::num::TryFromIntError> {
+    rec.extend_from_slice(&o.after.to_le_bytes());
+    rec.extend_from_slice(&o.rows.0.to_le_bytes());
+    rec.extend_from_slice(&o.reply.to_le_bytes());
+    rec.extend_from_slice(&o.outs.0.to_le_bytes());
+    rec.push(u8::try_from(o.rows.1 - o.rows.0)?);
+    rec.push(u8::try_from(o.outs.1 - o.outs.0)?);
+    rec.push(o.unchanged as u8 | ((o.verdicts != 0) as u8) << 1);
+    if o.verdicts != 0 {
+        rec.extend_from_slice(&o.verdicts.to_le_bytes());
+    }
+    Ok(())
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+/// The outcomes of the step keyed `key` in a group's step records, if there.
+fn find_step(rec: &[u8], key: &[u8]) -> Option<Outcomes> {
+    let mut i = 0;
+    while i < rec.len() {
+        let klen = u16::from_le_bytes([rec[i], rec[i + 1]]) as usize;
+        let olen = u16::from_le_bytes([rec[i + 2], rec[i + 3]]) as usize;
+        let next = i + 4 + klen + olen;
+        if &rec[i + 4..i + 4 + klen] == key {
+            let mut out = Outcomes::new();
+            let mut j = i + 4 + klen;
+            while j < next {
+                let (rows, outs) = (u32_at(rec, j + 4), u32_at(rec, j + 12));
+                let flags = rec[j + 18];
+                let verdicts = if flags & 2 != 0 { u64::from_le_bytes(rec[j + 19..j + 27].try_into().ok()?) } else { 0 };
+                out.push(StepOut {
+                    after: u32_at(rec, j),
+                    unchanged: flags & 1 != 0,
+                    rows: (rows, rows + rec[j + 16] as u32),
+                    reply: u32_at(rec, j + 8),
+                    outs: (outs, outs + rec[j + 17] as u32),
+                    verdicts,
+                });
+                j += if flags & 2 != 0 { 27 } else { 19 };
+            }
+            return Some(out);
+        }
+        i = next;
+    }
+    None
 }
 
 /// Whether no request is parked and no rebalance is under way (the liveness pass's targets).

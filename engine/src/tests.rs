@@ -331,36 +331,37 @@ fn the_step_cache_answers_each_key_with_its_own_step() {
     let mut enc = Vec::new();
     encode_group(&Group::default(), &mut enc).unwrap_or_else(|e| panic!("{e}"));
     let g = c.intern_bytes(&enc, &facts);
-    let reply = |c: &mut Cache, gid: u32, x: &Input, variant: u8| {
-        let (a, b) = c.step(&model.table, gid, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
-        assert_eq!(b - a, 1);
-        let o = c.outcome(a);
+    let reply = |c: &mut Cache, gid: u32, before: &Group, x: &Input, variant: u8| {
+        let outcomes = c.step(&model.table, gid, before, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
+        assert_eq!(outcomes.len(), 1);
+        let o = outcomes[0];
         assert_eq!(o.verdicts, 1);
         (c.resp(o.reply).error(), o.after)
     };
-    let (a, b) = (reply(&mut c, g, &join, 0), reply(&mut c, g, &beat, 0));
+    let (a, b) = (reply(&mut c, g, &Group::default(), &join, 0), reply(&mut c, g, &Group::default(), &beat, 0));
     assert_ne!(a.0, b.0, "a join and a heartbeat get different replies");
     assert_eq!((c.hits, c.misses), (0, 2));
-    assert_eq!(reply(&mut c, g, &beat, 0), b);
+    assert_eq!(reply(&mut c, g, &Group::default(), &beat, 0), b);
     assert_eq!((c.hits, c.misses), (1, 2));
-    assert_eq!(reply(&mut c, g, &beat, 1), b); // the other settings: a step of its own
-    assert_eq!(reply(&mut c, g, &join, 0), a); // kept: a hit
+    assert_eq!(reply(&mut c, g, &Group::default(), &beat, 1), b); // the other settings: a step of its own
+    assert_eq!(reply(&mut c, g, &Group::default(), &join, 0), a); // kept: a hit
     assert_eq!((c.hits, c.misses), (2, 3));
     // the same input on another group is another step, and leads to that group
     enc.clear();
-    encode_group(&Group { generation: 3, ..Group::default() }, &mut enc).unwrap_or_else(|e| panic!("{e}"));
+    let three = Group { generation: 3, ..Group::default() };
+    encode_group(&three, &mut enc).unwrap_or_else(|e| panic!("{e}"));
     let other = c.intern_bytes(&enc, &facts);
     assert_ne!(other, g);
-    let (_, after) = reply(&mut c, other, &join, 0);
+    let (_, after) = reply(&mut c, other, &three, &join, 0);
     assert_eq!(after, other);
     assert_eq!((c.hits, c.misses), (2, 4));
     // emptied past its limit: the same key is stepped again
     let mut small = Cache::new(0);
     let g = small.intern_bytes(&enc, &facts);
-    reply(&mut small, g, &join, 0);
+    reply(&mut small, g, &three, &join, 0);
     small.trim();
     let g = small.intern_bytes(&enc, &facts);
-    reply(&mut small, g, &join, 0);
+    reply(&mut small, g, &three, &join, 0);
     assert_eq!((small.hits, small.misses, small.clears), (0, 2, 1));
 }
 
