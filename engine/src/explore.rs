@@ -297,10 +297,11 @@ impl Levels {
 
 /// States expanded per slice with more than one thread: a slice's successors are all made
 /// before any of them is stored, so its buffers (`Made`) are the memory this costs, about 1 KB a
-/// state (5 bytes a state more at 184,306 states; 4,096 a slice: 20 more and 2 % faster; 256:
-/// 7 % slower). One thread takes one state at a time: no successor is made twice (a state that
-/// two states of a slice reach is new to both), and it is 3 % faster than 1,024.
-const SLICE: usize = 1024;
+/// state (3 bytes a state at 184,306 states; 1,024 a slice: 6, and no faster through the cache,
+/// session 14; 4,096: 20 more; 256: 7 % slower in session 13). One thread takes one state at a
+/// time: no successor is made twice (a state that two states of a slice reach is new to both),
+/// and it is 3 % faster than 1,024.
+const SLICE: usize = 512;
 /// States a worker takes at a time from a slice.
 const CHUNK: usize = 32;
 
@@ -535,7 +536,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
     let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<&StepOut>, fault: bool| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
         if let Some(o) = step {
-            made.rows.extend_from_slice(cache.rows(o));
+            made.rows.extend_from_slice(&o.rows);
             for i in 0..job.transition_invs.len() {
                 if o.verdicts & (1 << i) != 0 {
                     made.viols.push(i as u16);

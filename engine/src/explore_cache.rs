@@ -11,7 +11,7 @@
 use crate::abstract_model::*;
 use crate::invariants::{state_violated, Inv, TransitionCheck};
 use crate::model::*;
-use crate::step::{step_each, Settings, StepError, Table, Transition};
+use crate::step::{step_each, Fired, Settings, StepError, Table, Transition};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use std::hash::BuildHasher;
@@ -32,22 +32,22 @@ pub struct GroupInfo {
     /// The number (`GroupKeys`) of `group_key(group, rn)` for the renamings met so far: (the
     /// renaming's code, the number).
     keys: SmallVec<[(u64, u32); 2]>,
-    /// The steps of this group met so far, one record each: the key's length and the outcomes'
-    /// (two u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
+    /// The steps of this group met so far, one record each: the key's length (u8) and the
+    /// outcomes' (u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
     /// (`put_outcome`). A group has a few dozen, read together: kept here, they are read from
     /// one place in memory instead of a table's random slots.
     steps: Vec<u8>,
 }
 
 /// One outcome of a step (one resolution of its choices).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct StepOut {
     /// The group after it, normalised (a group of the cache).
     pub after: u32,
     /// Whether the group after it (before normalising) equals the group before.
     pub unchanged: bool,
-    /// The rows fired: `Cache::rows`.
-    pub rows: (u32, u32),
+    /// The rows fired.
+    pub rows: Fired,
     /// The response to the request (`Cache::resp`), or NO_RESP.
     pub reply: u32,
     /// The responses to parked requests, (request id, response): `Cache::outs`.
@@ -62,12 +62,11 @@ pub struct Cache {
     groups: Vec<GroupInfo>,
     group_table: HashTable<u32>,
     group_bytes: Vec<u8>,
-    sigs: Vec<u64>,
+    sigs: Vec<u32>,
     /// Bytes of the groups' step records (`GroupInfo::steps`), capacity counted.
     step_bytes: usize,
     /// The outcomes of the step being made.
     made: Vec<StepOut>,
-    rows: Vec<u16>,
     outs: Vec<(u16, u32)>,
     resps: Vec<Resp>,
     resp_table: HashTable<u32>,
@@ -155,7 +154,6 @@ impl Cache {
             sigs: Vec::new(),
             step_bytes: 0,
             made: Vec::new(),
-            rows: Vec::new(),
             outs: Vec::new(),
             resps: Vec::new(),
             resp_table: HashTable::new(),
@@ -175,10 +173,9 @@ impl Cache {
         self.groups.capacity() * size_of::<GroupInfo>()
             + self.group_table.capacity() * 8
             + self.group_bytes.capacity()
-            + self.sigs.capacity() * 8
+            + self.sigs.capacity() * 4
             + self.step_bytes
             + self.made.capacity() * size_of::<StepOut>()
-            + self.rows.capacity() * 2
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
@@ -203,7 +200,6 @@ impl Cache {
         self.group_bytes.clear();
         self.sigs.clear();
         self.step_bytes = 0;
-        self.rows.clear();
         self.outs.clear();
         self.resps.clear();
         self.resp_table.clear();
@@ -220,10 +216,6 @@ impl Cache {
 
     pub fn resp(&self, r: u32) -> &Resp {
         &self.resps[r as usize]
-    }
-
-    pub fn rows(&self, o: &StepOut) -> &[u16] {
-        &self.rows[at(o.rows)]
     }
 
     pub fn outs(&self, o: &StepOut) -> &[(u16, u32)] {
@@ -260,10 +252,14 @@ impl Cache {
     fn add_group(&mut self, hash: u64, bytes: &[u8], group: &Group, f: &GroupFacts) -> u32 {
         let id = self.groups.len() as u32;
         let b0 = self.group_bytes.len() as u32;
+        // grow by a quarter, not double (as the step records)
+        grow(&mut self.groups, 1);
+        grow(&mut self.group_bytes, bytes.len());
+        grow(&mut self.sigs, MAX_CLIENTS);
         self.group_bytes.extend_from_slice(bytes);
         let sigs = self.sigs.len() as u32;
         if f.symmetry {
-            self.sigs.extend((0..f.model.n).map(|i| group_signature(group, i)));
+            self.sigs.extend((0..f.model.n).map(|i| group_signature(group, i) as u32));
         }
         let state_viols = (0..f.state_invs.len())
             .filter(|i| state_violated(f.state_invs[*i], group))
@@ -322,7 +318,7 @@ impl Cache {
         }
         self.misses += 1;
         self.made.clear();
-        let (r0, q0) = (self.rows.len(), self.outs.len());
+        let q0 = self.outs.len();
         let made = step_each(table, before, inp, settings, |t: Transition| {
             let verdicts = checks
                 .iter()
@@ -332,8 +328,7 @@ impl Cache {
             let mut after = t.after;
             normalize(&mut after);
             let after = self.intern_group(&after, f)?;
-            let rows = (self.rows.len() as u32, (self.rows.len() + t.rows.len()) as u32);
-            self.rows.extend_from_slice(&t.rows);
+            let rows = t.rows.clone();
             let reply = match &t.reply {
                 Some(r) => self.intern_resp(r),
                 None => NO_RESP,
@@ -349,7 +344,6 @@ impl Cache {
             Ok(())
         });
         if let Err(e) = made {
-            self.rows.truncate(r0);
             self.outs.truncate(q0);
             self.key = key;
             return Err(e);
@@ -358,7 +352,9 @@ impl Cache {
         let rec = &mut self.groups[gid as usize].steps;
         let cap = rec.capacity();
         let r0 = rec.len();
-        rec.extend_from_slice(&u16::try_from(key.len()).map_err(beyond)?.to_le_bytes());
+        // grow by a quarter, not double: a cache of many groups holds many of these
+        grow(rec, 64);
+        rec.push(u8::try_from(key.len()).map_err(beyond)?);
         rec.extend_from_slice(&[0, 0]);
         rec.extend_from_slice(&key);
         let o0 = rec.len();
@@ -366,10 +362,10 @@ impl Cache {
             put_outcome(rec, o).map_err(beyond)?;
         }
         let olen = u16::try_from(rec.len() - o0).map_err(beyond)?.to_le_bytes();
-        rec[r0 + 2..r0 + 4].copy_from_slice(&olen);
+        rec[r0 + 1..r0 + 3].copy_from_slice(&olen);
         self.step_bytes += rec.capacity() - cap;
         self.key = key;
-        Ok(self.made.iter().copied().collect())
+        Ok(self.made.drain(..).collect())
     }
 
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
@@ -379,8 +375,10 @@ impl Cache {
         let tmp = &mut self.enc;
         let mut gsig = [0u64; MAX_CLIENTS];
         if !self.sigs.is_empty() {
-            let at = info.sigs as usize;
-            gsig[..clients.len()].copy_from_slice(&self.sigs[at..at + clients.len()]);
+            let first = info.sigs as usize;
+            for (g, s) in gsig.iter_mut().zip(&self.sigs[first..first + clients.len()]) {
+                *g = *s as u64;
+            }
         }
         let packed = &self.group_bytes[at(info.bytes)];
         let mut group: Option<Group> = None;
@@ -466,50 +464,82 @@ impl GroupKeys {
 /// A step's outcomes (most steps have one).
 pub type Outcomes = SmallVec<[StepOut; 2]>;
 
-/// Appends an outcome to a step record: the group after, the rows' start, the reply, the
-/// responses' start (u32 each), the rows' and responses' counts, flags (unchanged, verdicts
-/// follow), the verdicts (u64) when any.
+/// Appends an outcome to a step record: the group after (u32), flags (unchanged, verdicts,
+/// responses to parked requests, a reply), the rows' count and the rows (u16 each), then what the
+/// flags say follows: the reply (u16), the responses' start (u32) and count (u8), the verdicts
+/// (u64).
 fn put_outcome(rec: &mut Vec<u8>, o: &StepOut) -> Result<(), std::num::TryFromIntError> {
+    let (reply, outs, verdicts) = (o.reply != NO_RESP, o.outs.1 > o.outs.0, o.verdicts != 0);
     rec.extend_from_slice(&o.after.to_le_bytes());
-    rec.extend_from_slice(&o.rows.0.to_le_bytes());
-    rec.extend_from_slice(&o.reply.to_le_bytes());
-    rec.extend_from_slice(&o.outs.0.to_le_bytes());
-    rec.push(u8::try_from(o.rows.1 - o.rows.0)?);
-    rec.push(u8::try_from(o.outs.1 - o.outs.0)?);
-    rec.push(o.unchanged as u8 | ((o.verdicts != 0) as u8) << 1);
-    if o.verdicts != 0 {
+    rec.push(o.unchanged as u8 | (verdicts as u8) << 1 | (outs as u8) << 2 | (reply as u8) << 3);
+    rec.push(u8::try_from(o.rows.len())?);
+    for r in &o.rows {
+        rec.extend_from_slice(&r.to_le_bytes());
+    }
+    if reply {
+        rec.extend_from_slice(&u16::try_from(o.reply)?.to_le_bytes());
+    }
+    if outs {
+        rec.extend_from_slice(&o.outs.0.to_le_bytes());
+        rec.push(u8::try_from(o.outs.1 - o.outs.0)?);
+    }
+    if verdicts {
         rec.extend_from_slice(&o.verdicts.to_le_bytes());
     }
     Ok(())
+}
+
+/// Makes room for `more` items in `v`, growing it by a quarter (not doubling, as `Vec` does):
+/// the cache's buffers are its memory.
+fn grow<T>(v: &mut Vec<T>, more: usize) {
+    if v.capacity() - v.len() < more {
+        v.reserve_exact(more.max(v.len() / 4));
+    }
 }
 
 fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
+/// The outcome `put_outcome` wrote at `rec[*j..]`; `*j` moved past it.
+fn get_outcome(rec: &[u8], j: &mut usize) -> StepOut {
+    let after = u32_at(rec, *j);
+    let (flags, n) = (rec[*j + 4], rec[*j + 5] as usize);
+    let mut i = *j + 6;
+    let rows = (0..n).map(|k| u16::from_le_bytes([rec[i + 2 * k], rec[i + 2 * k + 1]])).collect();
+    i += 2 * n;
+    let mut reply = NO_RESP;
+    if flags & 8 != 0 {
+        reply = u16::from_le_bytes([rec[i], rec[i + 1]]) as u32;
+        i += 2;
+    }
+    let mut outs = (0, 0);
+    if flags & 4 != 0 {
+        let a = u32_at(rec, i);
+        outs = (a, a + rec[i + 4] as u32);
+        i += 5;
+    }
+    let mut verdicts = 0;
+    if flags & 2 != 0 {
+        verdicts = (u32_at(rec, i) as u64) | (u32_at(rec, i + 4) as u64) << 32;
+        i += 8;
+    }
+    *j = i;
+    StepOut { after, unchanged: flags & 1 != 0, rows, reply, outs, verdicts }
+}
+
 /// The outcomes of the step keyed `key` in a group's step records, if there.
 fn find_step(rec: &[u8], key: &[u8]) -> Option<Outcomes> {
     let mut i = 0;
     while i < rec.len() {
-        let klen = u16::from_le_bytes([rec[i], rec[i + 1]]) as usize;
-        let olen = u16::from_le_bytes([rec[i + 2], rec[i + 3]]) as usize;
-        let next = i + 4 + klen + olen;
-        if &rec[i + 4..i + 4 + klen] == key {
+        let klen = rec[i] as usize;
+        let olen = u16::from_le_bytes([rec[i + 1], rec[i + 2]]) as usize;
+        let next = i + 3 + klen + olen;
+        if &rec[i + 3..i + 3 + klen] == key {
             let mut out = Outcomes::new();
-            let mut j = i + 4 + klen;
+            let mut j = i + 3 + klen;
             while j < next {
-                let (rows, outs) = (u32_at(rec, j + 4), u32_at(rec, j + 12));
-                let flags = rec[j + 18];
-                let verdicts = if flags & 2 != 0 { u64::from_le_bytes(rec[j + 19..j + 27].try_into().ok()?) } else { 0 };
-                out.push(StepOut {
-                    after: u32_at(rec, j),
-                    unchanged: flags & 1 != 0,
-                    rows: (rows, rows + rec[j + 16] as u32),
-                    reply: u32_at(rec, j + 8),
-                    outs: (outs, outs + rec[j + 17] as u32),
-                    verdicts,
-                });
-                j += if flags & 2 != 0 { 27 } else { 19 };
+                out.push(get_outcome(rec, &mut j));
             }
             return Some(out);
         }

@@ -334,7 +334,7 @@ fn the_step_cache_answers_each_key_with_its_own_step() {
     let reply = |c: &mut Cache, gid: u32, before: &Group, x: &Input, variant: u8| {
         let outcomes = c.step(&model.table, gid, before, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
         assert_eq!(outcomes.len(), 1);
-        let o = outcomes[0];
+        let o = outcomes[0].clone();
         assert_eq!(o.verdicts, 1);
         (c.resp(o.reply).error(), o.after)
     };
