@@ -8,10 +8,11 @@ differs from the scenario's virtual-clock expectation), feeds them in time order
 did, timers firing in any order the real clock allows. No hypothesis left is a finding: a real
 difference.
 
-What a per-group judge cannot follow is UNJUDGED, never ALLOWED: ListGroups (no group), a
-DeleteGroups of several groups (its groups are no longer followed), a group whose hypotheses grew
-past the bound (Inconclusive), a scenario for another table than Kafka 3.9's (tagged `kafka-4`: the
-judge reads model.table.CLASSIC_TABLE) and a target with no version to judge the fields by.
+A scenario is judged by the table it was written for: the profile its tags name (`kafka-4`:
+check/profile_kafka4.py), else Kafka 3.9's (model.table.CLASSIC_TABLE). What a per-group judge
+cannot follow is UNJUDGED, never ALLOWED: ListGroups (no group), a DeleteGroups of several groups
+(its groups are no longer followed), a group whose hypotheses grew past the bound (Inconclusive)
+and a target with no version to judge the fields by.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
+from check.profiles import PROFILES, Urgent, profile_table
 from model import messages as m
 from model.coordinator_api import CoordinatorConfig
+from model.dsl import Table
+from model.table import CLASSIC_TABLE, URGENT
 from model.vocabulary import ApiKey
 from wire.errors import EncodeError
 
@@ -33,8 +37,7 @@ from fuzz.allowances import allowances_in_force
 from fuzz.client import wire_request
 from fuzz.judge import Finding, GroupJudge, Inconclusive, Tolerance
 
-_OTHER_TABLES = ("kafka-4",)
-JUDGE_CPU_MS = 10_000  # CPU time one observation may take before the group is inconclusive  # scenario tags of version profiles the judge does not read
+JUDGE_CPU_MS = 10_000  # CPU time one observation may take before the group is inconclusive
 
 
 @dataclass
@@ -53,6 +56,8 @@ class ScenarioJudge:
 
     config: CoordinatorConfig
     tolerance: Tolerance = Tolerance()
+    table: Table = CLASSIC_TABLE  # what the broker is judged by
+    urgent: Urgent = URGENT
     sends: dict[int, _Sent] = field(default_factory=dict)
     answers: list[tuple[float, int, m.Response]] = field(default_factory=list)
     judges: dict[str, GroupJudge] = field(default_factory=dict)
@@ -121,7 +126,8 @@ class ScenarioJudge:
     def _judge(self, group: str) -> GroupJudge:
         judge = self.judges.get(group)
         if judge is None:
-            judge = self.judges[group] = GroupJudge(group, self.config, self.tolerance)
+            judge = self.judges[group] = GroupJudge(group, self.config, self.tolerance,
+                                                    table=self.table, urgent=self.urgent)
         return judge
 
     def _call(self, group: str, what: Callable[[GroupJudge], Optional[Finding]]) -> Optional[Finding]:
@@ -170,21 +176,30 @@ def describe(f: Finding) -> str:
             f"allows {expected}; the broker answered {f.actual} at {f.at_ms} ms ({f.shape})")
 
 
+def scenario_table(scenario: Scenario) -> Table:
+    """The table a scenario was written for: the profile its tags name (the first), else Kafka
+    3.9's."""
+    for tag in scenario.tags:
+        if tag in PROFILES:
+            return profile_table(tag, f"scenario {scenario.name!r}: profile")
+    return CLASSIC_TABLE
+
+
 def judge_factory(target: str) -> JudgeFactory:
-    """Judges for `groupspec scenario run --target TARGET`, with that target's timing allowances."""
+    """Judges for `groupspec scenario run --target TARGET`, with that target's timing allowances;
+    each scenario judged by its own table (`scenario_table`)."""
     # (judged after the fact, not on an event loop that other groups wait on: seconds of CPU per
     # observation are affordable where the fuzzer allows 500 ms)
     tolerance = Tolerance(allowances=allowances_in_force(target), max_observation_ms=JUDGE_CPU_MS)
 
     def make(scenario: Scenario, config: CoordinatorConfig, request_cost_ms: float) -> Optional[AnswerJudge]:
-        if any(t in _OTHER_TABLES for t in scenario.tags):
-            return None
         # two requests sent within one request cost of each other (on two connections) may be read
         # by the broker in either order, however quickly it answered the requests before them
         overtake = min(tolerance.overtake_ms, math.ceil(request_cost_ms))
-        return ScenarioJudge(config, dataclasses.replace(tolerance, min_overtake_ms=overtake))
+        return ScenarioJudge(config, dataclasses.replace(tolerance, min_overtake_ms=overtake),
+                             table=scenario_table(scenario))
 
     return make
 
 
-__all__ = ["ScenarioJudge", "describe", "judge_factory"]
+__all__ = ["ScenarioJudge", "describe", "judge_factory", "scenario_table"]

@@ -314,3 +314,28 @@ def test_requests_sent_within_one_request_cost_may_be_read_in_either_order(
     judge.received(2, answers["b"], 100.91)
     judge.received(1, answers["a"], 100.91)
     assert judge.verdict([1, 2], 100.92)[0] is verdict, judge.verdict([1, 2], 100.92)[1]
+
+
+@pytest.mark.parametrize(("tags", "verdict"), [
+    (("kafka-4",), Verdict.ALLOWED),  # Kafka 4 answers a v9 commit to a missing group so
+    ((), Verdict.FINDING),  # control: by Kafka 3.9's table that answer is a difference
+])
+def test_a_scenario_is_judged_by_its_profiles_table(tags: tuple[str, ...], verdict: Verdict) -> None:
+    """A scenario tagged with a profile (`kafka-4`) is judged by that profile's table, not skipped
+    and not judged by Kafka 3.9's: an OffsetCommit v9 with a generation to a group that does not
+    exist gets GROUP_ID_NOT_FOUND from Kafka 4 (check/profile_kafka4.py), ILLEGAL_GENERATION from
+    3.9."""
+    from check.profile_kafka4 import KAFKA4_TABLE
+    from fuzz.scenario_judge import scenario_table
+    from model.messages import OffsetCommitRequest, OffsetCommitResponse, TopicPartition
+    from model.table import CLASSIC_TABLE
+    config = CoordinatorConfig()
+    s = Scenario("commit", 0, "test", config, tags, (), "")
+    assert scenario_table(s) is (KAFKA4_TABLE if tags else CLASSIC_TABLE)
+    judge = judge_factory("kafka-4")(s, config, 0.0)
+    assert judge is not None
+    tp = TopicPartition("t", 0)
+    judge.sent(1, OffsetCommitRequest("g", "m", 1, ((tp, 5),)), 9, 100.0)
+    judge.received(1, OffsetCommitResponse(((tp, Error.GROUP_ID_NOT_FOUND),)), 100.01)
+    got, why = judge.verdict([1], 100.02)
+    assert got is verdict, why
