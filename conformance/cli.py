@@ -39,22 +39,23 @@ def run_files(paths: Sequence[str], target: str, *, allow_remote: bool = False, 
     """Run every scenario of every file on `target`, one line per result on `out` as it comes, then
     the summary line; with `json_path`, also the machine-readable report. On a real-clock target:
     `time_scale` (None: chosen per scenario), `budget_s` of real waiting per scenario, `judge`.
-    `table`: --table's (name, table, URGENT), the table `--target model` runs."""
+    `table`: --table's (name, table, URGENT), the table `--target model` runs (on a real-clock
+    target the judge reads it: the caller's `judge` is made with it)."""
     out = out if out is not None else sys.stdout
     if json_path:
         check_writable(json_path, "--json")  # before the run, not after it
     files: list[ScenarioFile] = [load(path) for path in paths]
     if profile is not None and target != "model":
         raise BadInput(f"--profile {profile} needs --target model (got --target {target})")
-    if table is not None and (target != "model" or profile is not None):
-        raise BadInput(f"--table {table[0]} needs --target model and no --profile (got --target {target}"
-                       + (f", --profile {profile})" if profile is not None else ")"))
     real = is_real_clock(target)
+    if table is not None and ((target != "model" and not real) or profile is not None):
+        raise BadInput(f"--table {table[0]} needs --target model or a real-clock target, and no --profile "
+                       f"(got --target {target}" + (f", --profile {profile})" if profile is not None else ")"))
     if time_scale is not None and (not real or time_scale < 1.0):
         raise BadInput(f"--time-scale {time_scale:g}: a real-clock target (not model/reference) and a scale >= 1")
     if not 0 < budget_s < 300:
         raise BadInput(f"--budget {budget_s:g}: expected 0 < seconds < 300 (Kafka's new-member timeout)")
-    if table is not None:
+    if table is not None and not real:
         factory = table_model_factory(table[1], table[2])
     else:
         factory = (resolve_target(target, allow_remote) if profile in (None, "kafka-3.9")

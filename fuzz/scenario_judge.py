@@ -185,9 +185,9 @@ def scenario_table(scenario: Scenario) -> Table:
     return CLASSIC_TABLE
 
 
-def judge_factory(target: str) -> JudgeFactory:
+def judge_factory(target: str, table: Optional[tuple[Table, Urgent]] = None) -> JudgeFactory:
     """Judges for `groupspec scenario run --target TARGET`, with that target's timing allowances;
-    each scenario judged by its own table (`scenario_table`)."""
+    each scenario judged by `table` (--table) when given, else by its own (`scenario_table`)."""
     # (judged after the fact, not on an event loop that other groups wait on: seconds of CPU per
     # observation are affordable where the fuzzer allows 500 ms)
     tolerance = Tolerance(allowances=allowances_in_force(target), max_observation_ms=JUDGE_CPU_MS)
@@ -196,8 +196,9 @@ def judge_factory(target: str) -> JudgeFactory:
         # two requests sent within one request cost of each other (on two connections) may be read
         # by the broker in either order, however quickly it answered the requests before them
         overtake = min(tolerance.overtake_ms, math.ceil(request_cost_ms))
+        judged, urgent = table if table is not None else (scenario_table(scenario), URGENT)
         return ScenarioJudge(config, dataclasses.replace(tolerance, min_overtake_ms=overtake),
-                             table=scenario_table(scenario))
+                             table=judged, urgent=urgent)
 
     return make
 

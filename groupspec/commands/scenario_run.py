@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
                    help="with --target model: run this transition table, a profile (kafka-3.9, kafka-4) or "
                         "package.module:NAME (a table of your own: the one a finding's file names in "
-                        "conventions.judged_with_table)")
+                        "conventions.judged_with_table); on a real-clock target: judge every scenario's "
+                        "answers by it (default: the profile a scenario's tags name, else kafka-3.9)")
     p.add_argument("--time-scale", type=float, default=None, metavar="X",
                    help="real-clock targets: multiply every timer and advance by X >= 1 (default: chosen per "
                         "scenario from its smallest timer and the request latency measured at the start)")
@@ -45,6 +46,7 @@ def run(a: argparse.Namespace) -> int:
     from conformance.cli import run_files
     from fuzz.scenario_judge import judge_factory
     table = (a.table, *load_table_or_profile(a.table, "--table")) if a.table is not None else None
-    judge = judge_factory(a.target) if is_real_clock(a.target) else None
+    judge = (judge_factory(a.target, table=None if table is None else table[1:])
+             if is_real_clock(a.target) else None)
     return run_files(a.files, a.target, allow_remote=a.allow_remote, profile=a.profile, json_path=a.json_path,
                      time_scale=a.time_scale, budget_s=a.budget, judge=judge, table=table)

@@ -339,3 +339,24 @@ def test_a_scenario_is_judged_by_its_profiles_table(tags: tuple[str, ...], verdi
     judge.received(1, OffsetCommitResponse(((tp, Error.GROUP_ID_NOT_FOUND),)), 100.01)
     got, why = judge.verdict([1], 100.02)
     assert got is verdict, why
+
+
+def test_table_on_a_real_clock_target_is_the_table_the_judge_reads() -> None:
+    """`scenario run --table kafka-4` on a real-clock target judges an untagged scenario by the
+    kafka-4 table (the test above's control, now allowed); on a target that is neither the model
+    nor real-clock, --table is bad input."""
+    from check.profile_kafka4 import KAFKA4_TABLE
+    from model.errors import BadInput
+    from model.messages import OffsetCommitRequest, OffsetCommitResponse, TopicPartition
+    from model.table import URGENT
+    config = CoordinatorConfig()
+    judge = judge_factory("kafka-3.9", table=(KAFKA4_TABLE, URGENT))(
+        Scenario("commit", 0, "test", config, (), (), ""), config, 0.0)
+    assert judge is not None
+    tp = TopicPartition("t", 0)
+    judge.sent(1, OffsetCommitRequest("g", "m", 1, ((tp, 5),)), 9, 100.0)
+    judge.received(1, OffsetCommitResponse(((tp, Error.GROUP_ID_NOT_FOUND),)), 100.01)
+    assert judge.verdict([1], 100.02)[0] is Verdict.ALLOWED
+    seeds = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenarios", "seeds.json")
+    with pytest.raises(BadInput, match="--table kafka-4 needs --target model or a real-clock target"):
+        run_files([seeds], "reference", out=io.StringIO(), table=("kafka-4", KAFKA4_TABLE, URGENT))
