@@ -107,6 +107,7 @@ fn main() -> Result<(), String> {
             skip: Vec::new(),
             settle: None,
             memo: num(8, 1) != 0,
+            cache_bytes: groupspec_engine::explore::CACHE_BYTES,
             threads: num(7, 1) as usize,
         };
         let (t, cpu, pcpu) = (Instant::now(), cpu_seconds(), process_cpu_seconds());

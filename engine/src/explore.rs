@@ -48,6 +48,8 @@ pub struct Options {
     /// same; on the classic table the cache makes a thread 1.7x as fast, for up to CACHE_BYTES
     /// of memory a thread (benchmarks/explore_results.md, session 14).
     pub memo: bool,
+    /// The bytes a worker's cache may hold before it is emptied (CACHE_BYTES by default).
+    pub cache_bytes: usize,
     /// Threads that make successors (1: all on the calling thread). The states are stored, and
     /// numbered, in the order one thread makes them, so every result is the same for any
     /// number. A table that calls back into Python, Python invariants and the memo run on the
@@ -96,6 +98,8 @@ pub struct Outcome {
     /// The step memo's lookups answered from it and made afresh.
     pub memo_hits: u64,
     pub memo_misses: u64,
+    /// Times a worker's cache was emptied (past `Options::cache_bytes`).
+    pub memo_clears: u64,
     /// The threads that made successors (`Options::threads`, or 1 when the run must be sequential).
     pub threads: usize,
 }
@@ -908,7 +912,7 @@ pub fn explore(
     let sequential = model.table.calls_back() || !opts.py_invariants.is_empty();
     // more threads than a slice has chunks would have nothing to do
     let threads = if sequential { 1 } else { opts.threads.clamp(1, SLICE / CHUNK) };
-    let mut hands: Vec<Hands> = (0..threads).map(|_| Hands::new(&rns, CACHE_BYTES)).collect();
+    let mut hands: Vec<Hands> = (0..threads).map(|_| Hands::new(&rns, opts.cache_bytes)).collect();
     let mut search = Search {
         model,
         opts,
@@ -1134,6 +1138,7 @@ pub fn explore(
         liveness_checked,
         memo_hits: hands.iter().map(|h| h.cache.hits).sum(),
         memo_misses: hands.iter().map(|h| h.cache.misses).sum(),
+        memo_clears: hands.iter().map(|h| h.cache.clears).sum(),
         threads,
     })
 }

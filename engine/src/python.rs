@@ -3,7 +3,7 @@
 //! `implemented()`; and `PyCallbacks`, the slow path into check/callbacks.py.
 
 use crate::abstract_model::*;
-use crate::explore::{explore, path_to, Options, Progress, LIVENESS, PARKED_ANSWERED};
+use crate::explore::{explore, path_to, Options, Progress, CACHE_BYTES, LIVENESS, PARKED_ANSWERED};
 use crate::invariants::{invariant_by_name, INVARIANTS};
 use crate::model::*;
 use crate::step::*;
@@ -332,7 +332,7 @@ impl Engine {
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of
     /// successor positions). Ctrl-C stops the run: the result says `interrupted`.
-    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=true, threads=1))]
+    #[pyo3(signature = (symmetry, invariants, liveness, max_states, first_violation_only, stop_at_first_violation, progress, path_properties, skip, settle=None, py_invariants=Vec::new(), memo=true, threads=1, cache_bytes=None))]
     #[allow(clippy::too_many_arguments)]
     fn explore<'py>(
         &self,
@@ -350,6 +350,7 @@ impl Engine {
         py_invariants: Vec<(bool, String)>,
         memo: bool,
         threads: usize,
+        cache_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut invs = Vec::new();
         for name in &invariants {
@@ -371,6 +372,7 @@ impl Engine {
             skip,
             settle,
             memo,
+            cache_bytes: cache_bytes.unwrap_or(CACHE_BYTES),
             threads,
         };
         if let Some(p) = path_properties.iter().find(|p| *p != LIVENESS && *p != PARKED_ANSWERED) {
@@ -416,6 +418,7 @@ impl Engine {
         d.set_item("seconds", start.elapsed().as_secs_f64())?;
         d.set_item("store_bytes", out.store_bytes)?;
         d.set_item("memo", (out.memo_hits, out.memo_misses))?;
+        d.set_item("memo_clears", out.memo_clears)?;
         d.set_item("threads", out.threads)?;
         d.set_item("peak_rss_bytes", peak_rss)?;
         let interrupted = match interrupt {

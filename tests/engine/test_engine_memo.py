@@ -8,7 +8,7 @@ does)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -43,11 +43,12 @@ def _mutant_bounds(name: str) -> Bounds:
 
 
 def _run(table: Table, urgent: tuple[tuple[str, Guard], ...], b: Bounds, memo: bool,
-         invariants: list[str], stop: bool = False, threads: int = 1) -> dict[str, Any]:
+         invariants: list[str], stop: bool = False, threads: int = 1,
+         cache_bytes: Optional[int] = None) -> dict[str, Any]:
     engine = make_engine(table, urgent, b, invariants)[0]
     raw: dict[str, Any] = engine.explore(True, invariants, True, 60000, False, stop, False,
                          ["quiescence-reachable", "parked-requests-answered"], [], None, [],
-                         memo=memo, threads=threads)
+                         memo=memo, threads=threads, cache_bytes=cache_bytes)
     return raw
 
 
@@ -67,6 +68,17 @@ def test_memoised_and_fresh_steps_find_the_same(b: Bounds, threads: int) -> None
     assert fresh["memo"] == (0, 0)  # the fresh run never asked it
     assert _found(memo) == _found(fresh)
     assert memo["violations"] == []
+
+
+@pytest.mark.parametrize("cache_bytes", (1, 300_000))
+def test_a_cache_emptied_on_the_way_finds_the_same(cache_bytes: int) -> None:
+    """Past its limit a thread's cache is emptied between two states, and the run goes on with
+    the same results: emptied before every state (1 byte) and now and then (300 kB)."""
+    b, names = BOUNDS[1], list(INVARIANTS)
+    small = _run(CLASSIC_TABLE, URGENT, b, True, names, threads=2, cache_bytes=cache_bytes)
+    fresh = _run(CLASSIC_TABLE, URGENT, b, False, names, threads=2)
+    assert small["memo_clears"] > 0  # it was emptied
+    assert _found(small) == _found(fresh)
 
 
 @pytest.mark.parametrize("name", TRANSITION_MUTANTS)
