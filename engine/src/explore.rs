@@ -386,6 +386,37 @@ impl Made {
         self.bytes.clear();
         self.took.clear();
     }
+    /// Where the next state's output starts.
+    fn mark(&self) -> Mark {
+        Mark { succs: self.succs.len(), rows: self.rows.len(), viols: self.viols.len(), bytes: self.bytes.len() }
+    }
+
+    /// A state beyond the bounds (nothing made of it).
+    fn beyond(&mut self, at: Mark) -> Result<(), String> {
+        let (p, q) = (pos32(at.succs)?, pos32(at.rows)?);
+        self.states.push(StateMade { status: Status::Beyond, succs: (p, p), rows: (q, q) });
+        Ok(())
+    }
+
+    /// The state whose successors were made since `at`, as `found` ended: expanded, or ill-formed
+    /// (Python's explorer records no successor of a state whose step is ill-formed: dropped).
+    fn finish(&mut self, at: Mark, found: Result<(), StepError>, quiet: bool) -> Result<(), String> {
+        let status = match found {
+            Ok(()) => Status::Expanded { quiet },
+            Err(StepError::Defect(_)) => {
+                self.succs.truncate(at.succs);
+                self.rows.truncate(at.rows);
+                self.viols.truncate(at.viols);
+                self.bytes.truncate(at.bytes);
+                Status::IllFormed { quiet }
+            }
+            Err(StepError::Internal(e)) => return Err(e),
+        };
+        let succs = (pos32(at.succs)?, pos32(self.succs.len())?);
+        self.states.push(StateMade { status, succs, rows: (pos32(at.rows)?, pos32(self.rows.len())?) });
+        Ok(())
+    }
+
     /// Bytes in use.
     fn bytes(&self) -> usize {
         self.states.len() * std::mem::size_of::<StateMade>()
@@ -393,6 +424,39 @@ impl Made {
             + 2 * (self.rows.len() + self.viols.len())
             + self.bytes.len()
     }
+}
+
+/// Lengths of a worker's buffers before a state's output (`Made::mark`).
+#[derive(Clone, Copy)]
+struct Mark {
+    succs: usize,
+    rows: usize,
+    viols: usize,
+    bytes: usize,
+}
+
+/// The target of a successor whose canonical key is `key`: a state stored already, or a new one:
+/// its key, its packed world (`pack` appends it) and the state invariants it violates (`viols`)
+/// noted in `made`.
+fn target_of(
+    store: &Store,
+    key: &[u8],
+    made: &mut Made,
+    viols: impl Iterator<Item = u16>,
+    pack: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+) -> Result<Target, String> {
+    let hash = Store::hash(key);
+    if let Some(i) = store.find(hash, key) {
+        return Ok(Target::Known(i));
+    }
+    let k0 = pos32(made.bytes.len())?;
+    made.bytes.extend_from_slice(key);
+    let e0 = pos32(made.bytes.len())?;
+    pack(&mut made.bytes)?;
+    let end = pos32(made.bytes.len())?;
+    let sv = pos32(made.viols.len())?;
+    made.viols.extend(viols);
+    Ok(Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) })
 }
 
 /// A worker's reusable buffers, and its cache (kept from one slice to the next).
@@ -442,11 +506,9 @@ fn expand(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<
     }
     let model = job.model;
     let w = decode_world(here, model.n as usize);
-    let (s0, r0, v0, b0) = (made.succs.len(), made.rows.len(), made.viols.len(), made.bytes.len());
-    let (p0, q0) = (pos32(s0)?, pos32(r0)?);
+    let mark = made.mark();
     if !model.within_bounds(&w) {
-        made.states.push(StateMade { status: Status::Beyond, succs: (p0, p0), rows: (q0, q0) });
-        return Ok(());
+        return made.beyond(mark);
     }
     let quiet = quiescent(&w.group);
     let Hands { canon, scratch, key, enc, .. } = hands;
@@ -475,44 +537,19 @@ fn expand(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<
             Target::Same
         } else {
             canon.key(s.world, key);
-            let hash = Store::hash(key);
-            match job.store.find(hash, key) {
-                Some(i) => Target::Known(i),
-                None => {
-                    let k0 = pos32(made.bytes.len())?;
-                    made.bytes.extend_from_slice(key);
-                    encode_world(s.world, enc)?;
-                    let e0 = pos32(made.bytes.len())?;
-                    made.bytes.extend_from_slice(enc);
-                    let sv = pos32(made.viols.len())?;
-                    for (i, inv) in job.state_invs.iter().enumerate() {
-                        if state_violated(*inv, &s.world.group) {
-                            made.viols.push(i as u16);
-                        }
-                    }
-                    let end = pos32(made.bytes.len())?;
-                    Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) }
-                }
-            }
+            let group = &s.world.group;
+            let violated = job.state_invs.iter().enumerate().filter(|(_, inv)| state_violated(**inv, group));
+            target_of(job.store, key, made, violated.map(|(i, _)| i as u16), |bytes| {
+                encode_world(s.world, enc)?;
+                bytes.extend_from_slice(enc);
+                Ok(())
+            })?
         };
         made.succs.push(SuccMade { target, fault: s.fault, viols });
         Ok(())
     };
     let found = model.each_successor(&w, scratch, &mut visit);
-    let status = match found {
-        Ok(()) => Status::Expanded { quiet },
-        Err(StepError::Defect(_)) => {
-            // Python's explorer records no successor of a state whose step is ill-formed
-            made.succs.truncate(s0);
-            made.rows.truncate(r0);
-            made.viols.truncate(v0);
-            made.bytes.truncate(b0);
-            Status::IllFormed { quiet }
-        }
-        Err(StepError::Internal(e)) => return Err(e),
-    };
-    made.states.push(StateMade { status, succs: (p0, pos32(made.succs.len())?), rows: (q0, pos32(made.rows.len())?) });
-    Ok(())
+    made.finish(mark, found, quiet)
 }
 
 /// `expand` through the worker's cache: the world's group is looked up by its packed bytes, each
@@ -525,12 +562,10 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
     cache.trim();
     let glen = group_len(here);
     let gid = cache.intern_bytes(&here[..glen], &facts);
-    let (s0, r0, v0, b0) = (made.succs.len(), made.rows.len(), made.viols.len(), made.bytes.len());
-    let (p0, q0) = (pos32(s0)?, pos32(r0)?);
+    let mark = made.mark();
     let (in_bounds, quiet) = (cache.group(gid).in_bounds, cache.group(gid).quiet);
     if !in_bounds {
-        made.states.push(StateMade { status: Status::Beyond, succs: (p0, p0), rows: (q0, q0) });
-        return Ok(());
+        return made.beyond(mark);
     }
     w.group = decode_group(&here[..glen]).0;
     w.clients = decode_clients(&here[glen..], model.n as usize);
@@ -552,24 +587,14 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
             Target::Same
         } else {
             cache.canonical_key(canon, g, clients, job.group_keys, key);
-            let hash = Store::hash(key);
-            match job.store.find(hash, key) {
-                Some(i) => Target::Known(i),
-                None => {
-                    let k0 = pos32(made.bytes.len())?;
-                    made.bytes.extend_from_slice(key);
-                    let e0 = pos32(made.bytes.len())?;
-                    made.bytes.extend_from_slice(cache.group_bytes(g));
-                    enc.clear();
-                    encode_clients(clients, enc)?;
-                    made.bytes.extend_from_slice(enc);
-                    let sv = pos32(made.viols.len())?;
-                    let bits = cache.group(g).state_viols;
-                    made.viols.extend((0..64u16).filter(|i| bits & (1 << i) != 0));
-                    let end = pos32(made.bytes.len())?;
-                    Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) }
-                }
-            }
+            let bits = cache.group(g).state_viols;
+            target_of(job.store, key, made, (0..64u16).filter(|i| bits & (1 << i) != 0), |bytes| {
+                bytes.extend_from_slice(cache.group_bytes(g));
+                enc.clear();
+                encode_clients(clients, enc)?;
+                bytes.extend_from_slice(enc);
+                Ok(())
+            })?
         };
         made.succs.push(SuccMade { target, fault, viols });
         Ok(())
@@ -626,20 +651,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
         Ok(())
     };
     let found = each();
-    let status = match found {
-        Ok(()) => Status::Expanded { quiet },
-        Err(StepError::Defect(_)) => {
-            // Python's explorer records no successor of a state whose step is ill-formed
-            made.succs.truncate(s0);
-            made.rows.truncate(r0);
-            made.viols.truncate(v0);
-            made.bytes.truncate(b0);
-            Status::IllFormed { quiet }
-        }
-        Err(StepError::Internal(e)) => return Err(e),
-    };
-    made.states.push(StateMade { status, succs: (p0, pos32(made.succs.len())?), rows: (q0, pos32(made.rows.len())?) });
-    Ok(())
+    made.finish(mark, found, quiet)
 }
 
 fn no_callbacks() -> String {

@@ -123,18 +123,7 @@ fn packed_worlds_decode_to_the_same_world() {
 
 #[test]
 fn canonical_keys_identify_renamed_worlds_only() {
-    let b = Bounds {
-        dynamic: 2,
-        stat: 0,
-        max_generation: 3,
-        faults: 0,
-        open: false,
-        require_known_member_id: true,
-        max_ids_per_client: 2,
-        group_max_size: 1 << 30,
-        metadata_changes: false,
-        group_id_empty: false,
-    };
+    let b = two_dynamic_members();
     let rns = renamers(&b, true);
     assert_eq!(rns.len(), 2);
     let w = sample_world();
@@ -305,18 +294,7 @@ fn the_step_cache_answers_each_key_with_its_own_step() {
         RowData { error: "NOT_COORDINATOR".into(), ..row("Missing/Heartbeat/x", "Heartbeat", &[], "error", None, &[]) },
     ];
     let t = Table::new(rows, vec![], fields(), group_fields()).unwrap_or_else(|e| panic!("{e}"));
-    let b = Bounds {
-        dynamic: 2,
-        stat: 0,
-        max_generation: 3,
-        faults: 0,
-        open: false,
-        require_known_member_id: true,
-        max_ids_per_client: 2,
-        group_max_size: 1 << 30,
-        metadata_changes: false,
-        group_id_empty: false,
-    };
+    let b = two_dynamic_members();
     let model = Model::new(t, b);
     let facts = GroupFacts { model: &model, state_invs: &[], symmetry: true };
     let s = zero_settings();
@@ -384,6 +362,22 @@ fn group_id_empty_is_read_from_the_runs_settings() {
     let empty = crate::concrete_replay::decode_config("{}", &d, "").map(|(s, _)| s.group_id_empty);
     let named = crate::concrete_replay::decode_config("{}", &d, "g").map(|(s, _)| s.group_id_empty);
     assert_eq!((empty, named), (Ok(true), Ok(false)));
+}
+
+/// Bounds of two dynamic members through generation 3, no faults.
+fn two_dynamic_members() -> Bounds {
+    Bounds {
+        dynamic: 2,
+        stat: 0,
+        max_generation: 3,
+        faults: 0,
+        open: false,
+        require_known_member_id: true,
+        max_ids_per_client: 2,
+        group_max_size: 1 << 30,
+        metadata_changes: false,
+        group_id_empty: false,
+    }
 }
 
 /// Settings with every limit and delay at zero (a group of at most one member, appends succeed).
