@@ -496,8 +496,13 @@ impl Model {
     /// A client's own move (crash, stall, request timeout): the world after it, into `out`.
     pub(crate) fn client_move(&self, w: &World, a: &Action, out: &mut World) {
         out.group.clone_from(&w.group);
-        out.clients.clone_from(&w.clients);
-        let c = &mut out.clients[a.client as usize];
+        self.client_move_clients(w, a, &mut out.clients);
+    }
+
+    /// `client_move`'s clients (a client's own move leaves the group as it is), into `out`.
+    pub(crate) fn client_move_clients(&self, w: &World, a: &Action, out: &mut Clients) {
+        out.clone_from(&w.clients);
+        let c = &mut out[a.client as usize];
         match a.kind {
             ActKind::Crash => {
                 let used = Self::parked_rids(&w.group);

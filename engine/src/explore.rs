@@ -1,22 +1,25 @@
 //! check/explore.py natively: breadth-first exploration with canonical keys, invariants on every
 //! state and transition, row coverage, and the liveness property `quiescence-reachable` on the
-//! explored graph. States are stored packed: a hash table of state indices over an arena of
+//! explored graph. States are stored packed: a hash table of state indices over arenas of
 //! canonical keys, BFS parent links and successor positions; full world encodings only while a
-//! state waits in the BFS queue. With `Options::threads` > 1, slices of the queue are expanded in
-//! parallel (`expand_slice`: successors, invariants, canonical keys, encodings) and stored in the
-//! order one thread stores them (`Search::absorb`), so no result depends on the thread count.
+//! state waits in the BFS queue. With `Options::threads` > 1, worker threads expand slices of the
+//! queue (`search_in_slices`: successors, invariants, canonical keys, encodings) while the
+//! calling thread stores the slice before, in the order one thread stores them
+//! (`Search::absorb`), so no result depends on the thread count.
 //! Each thread makes successors through its cache (`expand_cached`, explore_cache.rs): a world's
 //! group is looked up once, each step once per (group, input, settings).
 
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{quiescent, Cache, GroupFacts, GroupKeys, StepOut, NO_RESP};
+use crate::explore_cache::{quiescent, Cache, GroupFacts, GroupKeys, Outcomes, StepOut, NO_RESP};
 use crate::step::{Callbacks, StepError};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 pub const LIVENESS: &str = "quiescence-reachable";
 pub const WELL_FORMED: &str = "table-well-formed";
@@ -104,53 +107,78 @@ pub struct Outcome {
     pub threads: usize,
 }
 
-/// The visited states: a hash table of state indices over an arena of canonical keys (state i's
-/// key is keys[key_off[i]..key_off[i + 1]]). Full worlds are kept only while a state waits in
-/// the BFS queue (`Queue`).
-struct Store {
-    keys: Vec<u8>,
-    key_off: Vec<u32>,
+/// The visited states: a hash table of state indices over arenas of canonical keys. The keys
+/// are packed one after the other in chunks of at most `chunk_limit` bytes (u32 offsets: 4 GiB;
+/// session 14's 4-member crash run stopped at that limit with a single arena); state i's key
+/// ends at `key_end[i]` in its chunk and starts where the one before it ends (0 for a chunk's
+/// first state, `firsts`). Full worlds are kept only while a state waits in the BFS queue
+/// (`Queue`).
+pub(crate) struct Store {
+    chunks: Vec<Vec<u8>>,
+    key_end: Vec<u32>,
+    /// The first state of each chunk.
+    firsts: Vec<u32>,
+    chunk_limit: usize,
     table: HashTable<u32>,
-    hasher: rustc_hash::FxBuildHasher,
 }
 
 impl Store {
-    fn new() -> Store {
-        Store { keys: Vec::new(), key_off: vec![0], table: HashTable::new(), hasher: rustc_hash::FxBuildHasher }
+    pub(crate) fn new() -> Store {
+        Store::with_chunks(u32::MAX as usize)
     }
-    fn len(&self) -> usize {
-        self.key_off.len() - 1
+    /// A store whose key chunks hold at most `chunk_limit` bytes (at most 4 GiB).
+    pub(crate) fn with_chunks(chunk_limit: usize) -> Store {
+        let chunk_limit = chunk_limit.min(u32::MAX as usize);
+        Store { chunks: vec![Vec::new()], key_end: Vec::new(), firsts: vec![0], chunk_limit, table: HashTable::new() }
     }
-    fn hash(key: &[u8]) -> u64 {
+    pub(crate) fn len(&self) -> usize {
+        self.key_end.len()
+    }
+    pub(crate) fn hash(key: &[u8]) -> u64 {
         rustc_hash::FxBuildHasher.hash_one(key)
     }
+    /// State i's key.
+    pub(crate) fn key(&self, i: u32) -> &[u8] {
+        key_in(&self.chunks, &self.key_end, &self.firsts, i)
+    }
     /// The state with this key (`hash` its hash), if stored.
-    fn find(&self, hash: u64, key: &[u8]) -> Option<u32> {
-        let (keys, key_off) = (&self.keys, &self.key_off);
-        let get = |i: u32| &keys[key_off[i as usize] as usize..key_off[i as usize + 1] as usize];
-        self.table.find(hash, |&i| get(i) == key).copied()
+    pub(crate) fn find(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        self.table.find(hash, |&i| self.key(i) == key).copied()
     }
     /// The state with this key (`hash` its hash), or a new one: (index, is new).
-    fn intern(&mut self, hash: u64, key: &[u8]) -> Result<(u32, bool), String> {
+    pub(crate) fn intern(&mut self, hash: u64, key: &[u8]) -> Result<(u32, bool), String> {
         if let Some(i) = self.find(hash, key) {
             return Ok((i, false));
         }
-        let id = self.len() as u32;
-        if self.keys.len() + key.len() > u32::MAX as usize {
-            return Err("the packed state store exceeds 4 GiB".into());
+        let id = u32::try_from(self.len()).map_err(|_| "more than 4,294,967,295 states".to_string())?;
+        if key.len() > self.chunk_limit {
+            return Err(format!("a state's key of {} bytes exceeds the store's chunks", key.len()));
         }
-        self.keys.extend_from_slice(key);
-        self.key_off.push(self.keys.len() as u32);
-        let (keys, key_off, hasher) = (&self.keys, &self.key_off, &self.hasher);
-        self.table.insert_unique(hash, id, |&i| {
-            hasher.hash_one(&keys[key_off[i as usize] as usize..key_off[i as usize + 1] as usize])
-        });
+        let last = self.chunks.len() - 1;
+        if self.chunks[last].len() + key.len() > self.chunk_limit {
+            self.chunks.push(Vec::new());
+            self.firsts.push(id);
+        }
+        let chunk = self.chunks.last_mut().expect("a store has a chunk");
+        chunk.extend_from_slice(key);
+        self.key_end.push(chunk.len() as u32);
+        let (chunks, key_end, firsts) = (&self.chunks, &self.key_end, &self.firsts);
+        self.table.insert_unique(hash, id, |&i| Store::hash(key_in(chunks, key_end, firsts, i)));
         Ok((id, true))
     }
     /// Bytes in use (a vector's capacity beyond its length is never touched, so never resident).
-    fn bytes(&self) -> usize {
-        self.keys.len() + 4 * self.key_off.len() + self.table.capacity() * 5
+    pub(crate) fn bytes(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum::<usize>() + 4 * self.key_end.len() + self.table.capacity() * 5
     }
+}
+
+/// State i's key in `Store`'s arenas (a free function: the table's rehash borrows the arenas
+/// while the table itself is borrowed mutably).
+fn key_in<'a>(chunks: &'a [Vec<u8>], key_end: &[u32], firsts: &[u32], i: u32) -> &'a [u8] {
+    // almost always one chunk; a handful past 4 GiB of keys
+    let c = if firsts.len() == 1 { 0 } else { firsts.partition_point(|&f| f <= i) - 1 };
+    let start = if i == firsts[c] { 0 } else { key_end[i as usize - 1] as usize };
+    &chunks[c][start..key_end[i as usize] as usize]
 }
 
 /// The packed worlds of the states waiting in the BFS queue, oldest first.
@@ -300,19 +328,22 @@ impl Levels {
 }
 
 /// States expanded per slice with more than one thread: a slice's successors are all made
-/// before any of them is stored, so its buffers (`Made`) are the memory this costs, about 1 KB a
-/// state (3 bytes a state at 184,306 states; 1,024 a slice: 6, and no faster through the cache,
-/// session 14; 4,096: 20 more; 256: 7 % slower in session 13). One thread takes one state at a
-/// time: no successor is made twice (a state that two states of a slice reach is new to both),
-/// and it is 3 % faster than 1,024.
-const SLICE: usize = 512;
+/// before any of them is stored, and two slices are held at once (one stored while the next is
+/// expanded), so their buffers are the memory this costs: every successor's key and packed world,
+/// about 2.5 KB a state (7 bytes a state at 184,306 states, 3.5 at 256; session 15: 256 and 512
+/// as fast). One thread takes one state at a time: no successor is made twice (a state that two
+/// states of a slice reach is new to both), and it is 3 % faster than 1,024.
+const SLICE: usize = 256;
 /// States a worker takes at a time from a slice.
 const CHUNK: usize = 32;
 
 /// What the explorer needs to make a state's successors: read only, shared by the workers.
 struct Job<'a> {
     model: &'a Model,
-    store: &'a Store,
+    /// The states stored when the slice was taken (one thread), or None: every successor not the
+    /// state itself is handed on as new, and the storing thread looks it up (several threads,
+    /// which expand a slice while the one before it is stored).
+    store: Option<&'a Store>,
     state_invs: &'a [Inv],
     transition_invs: &'a [TransitionCheck],
     py_transition: &'a [(u16, &'a str)],
@@ -435,18 +466,18 @@ struct Mark {
     bytes: usize,
 }
 
-/// The target of a successor whose canonical key is `key`: a state stored already, or a new one:
-/// its key, its packed world (`pack` appends it) and the state invariants it violates (`viols`)
-/// noted in `made`.
+/// The target of a successor whose canonical key is `key`: a state in `store`, or a new one (to
+/// it): its key, its packed world (`pack` appends it) and the state invariants it violates
+/// (`viols`) noted in `made`.
 fn target_of(
-    store: &Store,
+    store: Option<&Store>,
     key: &[u8],
     made: &mut Made,
     viols: impl Iterator<Item = u16>,
     pack: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
 ) -> Result<Target, String> {
     let hash = Store::hash(key);
-    if let Some(i) = store.find(hash, key) {
+    if let Some(i) = store.and_then(|s| s.find(hash, key)) {
         return Ok(Target::Known(i));
     }
     let k0 = pos32(made.bytes.len())?;
@@ -459,13 +490,12 @@ fn target_of(
     Ok(Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) })
 }
 
-/// A worker's reusable buffers, and its cache (kept from one slice to the next).
+/// A thread's reusable buffers.
 struct Hands {
     canon: Canon,
     scratch: Scratch,
     key: Vec<u8>,
     enc: Vec<u8>,
-    cache: Cache,
     world: World,
     /// The world after a client's own move.
     moved: World,
@@ -475,13 +505,12 @@ struct Hands {
 }
 
 impl Hands {
-    fn new(rns: &[Renamer], cache_limit: usize) -> Hands {
+    fn new(rns: &[Renamer]) -> Hands {
         Hands {
             canon: Canon::new(rns),
             scratch: Scratch::default(),
             key: Vec::with_capacity(128),
             enc: Vec::with_capacity(128),
-            cache: Cache::new(cache_limit),
             world: World { group: Group::default(), clients: Clients::new() },
             moved: World { group: Group::default(), clients: Clients::new() },
             actions: Vec::new(),
@@ -500,9 +529,9 @@ fn pos32(n: usize) -> Result<u32, String> {
 
 /// Makes the successors of the packed world `here` into `made`: their keys, whether each is
 /// stored already (as `job.store` is now), the invariants they violate and the rows they fire.
-fn expand(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<(), String> {
+fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &mut Made) -> Result<(), String> {
     if job.cached {
-        return expand_cached(job, hands, here, made);
+        return expand_cached(job, hands, cache, here, made);
     }
     let model = job.model;
     let w = decode_world(here, model.n as usize);
@@ -555,10 +584,10 @@ fn expand(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<
 /// `expand` through the worker's cache: the world's group is looked up by its packed bytes, each
 /// step by (group, input, settings), and a successor is its group's index and its clients until
 /// it is new (then packed). The same successors, in the same order, with the same verdicts.
-fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> Result<(), String> {
+fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &mut Made) -> Result<(), String> {
     let model = job.model;
     let facts = GroupFacts { model, state_invs: job.state_invs, symmetry: job.symmetry };
-    let Hands { canon, key, enc, cache, world: w, moved, actions, succs, .. } = hands;
+    let Hands { canon, key, enc, world: w, moved, actions, succs, .. } = hands;
     cache.trim();
     let glen = group_len(here);
     let gid = cache.intern_bytes(&here[..glen], &facts);
@@ -599,13 +628,51 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
         made.succs.push(SuccMade { target, fault, viols });
         Ok(())
     };
+    // the successors of action `a` (a fault when `fault`) from the outcomes of its step
+    type Visit<'v> = dyn FnMut(&mut Cache, u32, &Clients, Option<&StepOut>, bool) -> Result<(), StepError> + 'v;
+    let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &Outcomes| -> Result<(), StepError> {
+        let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
+        for o in outcomes {
+            // what the step delivers to whom (responses of the cache), as abstract.py's emit
+            let mut to: SmallVec<[(usize, u32); 4]> = SmallVec::new();
+            if sends && o.reply != NO_RESP {
+                to.push((a.client as usize, o.reply));
+            }
+            for &(rid, r) in cache.outs(o) {
+                let i = ((rid - 1) % model.n as u16) as u8;
+                if rid == model.request_id(w, i) {
+                    to.push((i as usize, r));
+                }
+            }
+            let nd = to.len();
+            let clients_stay = nd == 0 && (model.b.open || !sends);
+            if clients_stay && o.unchanged {
+                visit(cache, gid, &w.clients, Some(o), fault)?;
+                continue;
+            }
+            let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
+            let lost = model.b.has(F_LOST) && !model.b.open && nd > 0;
+            let variants: u32 = if lost { 1 << nd } else { 1 };
+            succs.resize_with(variants as usize, || (Clients::new(), false));
+            for bits in 0..variants {
+                let (cs, f) = &mut succs[bits as usize];
+                model.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0, cs);
+                *f = fault || bits != 0;
+            }
+            drop(deliveries);
+            for (cs, f) in succs[..variants as usize].iter() {
+                visit(cache, o.after, cs, Some(o), *f)?;
+            }
+        }
+        Ok(())
+    };
     let mut each = || -> Result<(), StepError> {
         for a in actions.iter_mut() {
             let variants = if model.append_variant(a) { 2 } else { 1 };
             for variant in 0..variants {
                 a.append_fails = variant == 1;
                 let Some(inp) = model.input_of(w, a)? else {
-                    model.client_move(w, a, moved);
+                    model.client_move_clients(w, a, &mut moved.clients);
                     visit(cache, gid, &moved.clients, None, a.kind != ActKind::RequestTimeout)?;
                     continue;
                 };
@@ -613,39 +680,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, here: &[u8], made: &mut Made) -> 
                 let fault = model.fault_of(w, a);
                 let outcomes =
                     cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
-                let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
-                for o in &outcomes {
-                    // what the step delivers to whom (responses of the cache), as abstract.py's emit
-                    let mut to: SmallVec<[(usize, u32); 4]> = SmallVec::new();
-                    if sends && o.reply != NO_RESP {
-                        to.push((a.client as usize, o.reply));
-                    }
-                    for &(rid, r) in cache.outs(o) {
-                        let i = ((rid - 1) % model.n as u16) as u8;
-                        if rid == model.request_id(w, i) {
-                            to.push((i as usize, r));
-                        }
-                    }
-                    let nd = to.len();
-                    let clients_stay = nd == 0 && (model.b.open || !sends);
-                    if clients_stay && o.unchanged {
-                        visit(cache, gid, &w.clients, Some(o), fault)?;
-                        continue;
-                    }
-                    let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
-                    let lost = model.b.has(F_LOST) && !model.b.open && nd > 0;
-                    let variants: u32 = if lost { 1 << nd } else { 1 };
-                    succs.resize_with(variants as usize, || (Clients::new(), false));
-                    for bits in 0..variants {
-                        let (cs, f) = &mut succs[bits as usize];
-                        model.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0, cs);
-                        *f = fault || bits != 0;
-                    }
-                    drop(deliveries);
-                    for (cs, f) in succs[..variants as usize].iter() {
-                        visit(cache, o.after, cs, Some(o), *f)?;
-                    }
-                }
+                outcomes_of(&mut visit, cache, a, fault, &outcomes)?;
             }
         }
         Ok(())
@@ -842,61 +877,326 @@ impl Search<'_> {
     }
 }
 
-/// Expands the states of `slice` (packed worlds, `ends[i]` closing world i) into `made`, one
-/// per thread, each noting the states it took in `Made::took`. Through the cache, a state goes to
-/// the thread its group's hash names, so each group is met (and its steps cached) by one thread
-/// alone; otherwise the threads take chunks of CHUNK states in turn.
-fn expand_slice(job: &Job, hands: &mut [Hands], slice: &[u8], ends: &[u32], made: &mut [Made]) -> Result<(), String> {
-    let world = |i: usize| &slice[if i == 0 { 0 } else { ends[i - 1] as usize }..ends[i] as usize];
-    for m in made.iter_mut() {
-        m.clear();
-    }
-    if made.len() == 1 {
-        for i in 0..ends.len() {
-            made[0].took.push(i as u32);
-            expand(job, &mut hands[0], world(i), &mut made[0])?;
+/// A slice of the BFS queue handed to the threads: its states' packed worlds (`ends[i]` closes
+/// world i; stored already, so making their successors needs nothing the slice itself adds),
+/// split into units (`units[u]`: its states, in order), each expanded by whichever thread claims
+/// it (`next`) into its `made`. Through the cache a state's unit is named by its group's hash,
+/// and each unit has a cache of its own (`Units::caches`), so each group is met (and its steps
+/// cached) in one cache alone whoever claims it.
+struct Taken {
+    bytes: Vec<u8>,
+    ends: Vec<u32>,
+    units: Vec<Vec<u32>>,
+    next: AtomicUsize,
+    made: Vec<Mutex<Made>>,
+    /// The first error a unit met.
+    failed: Mutex<Option<String>>,
+}
+
+impl Taken {
+    fn new(units: usize) -> Taken {
+        Taken {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            units: vec![Vec::new(); units],
+            next: AtomicUsize::new(0),
+            made: (0..units).map(|_| Mutex::new(Made::default())).collect(),
+            failed: Mutex::new(None),
         }
-        return Ok(());
     }
-    let threads = made.len() as u64;
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = |t: usize, hands: &mut Hands, made: &mut Made| -> Result<(), String> {
-        if job.cached {
-            for i in 0..ends.len() {
-                let w = world(i);
-                if Store::hash(&w[..group_len(w)]) % threads == t as u64 {
-                    made.took.push(i as u32);
-                    expand(job, hands, w, made)?;
+    fn world(&self, i: usize) -> &[u8] {
+        &self.bytes[if i == 0 { 0 } else { self.ends[i - 1] as usize }..self.ends[i] as usize]
+    }
+    /// The next `n` states of the queue, each put in its unit: the one `owner` names for its
+    /// bucket (its group's hash when `cached`, else its position, modulo BUCKETS).
+    fn take(&mut self, queue: &mut Queue, n: usize, cached: bool, owner: &[u8; BUCKETS]) -> Result<(), String> {
+        self.bytes.clear();
+        self.ends.clear();
+        for u in self.units.iter_mut() {
+            u.clear();
+        }
+        for m in self.made.iter_mut() {
+            lock(m).clear();
+        }
+        *lock(&self.failed) = None;
+        self.next.store(0, Ordering::Relaxed);
+        for i in 0..n {
+            let start = self.bytes.len();
+            queue.pop(&mut self.bytes);
+            self.ends.push(pos32(self.bytes.len())?);
+            let w = &self.bytes[start..];
+            let b = if cached { (Store::hash(&w[..group_len(w)]) % BUCKETS as u64) as usize } else { i % BUCKETS };
+            self.units[owner[b] as usize].push(i as u32);
+        }
+        Ok(())
+    }
+    /// Expands the units not claimed yet, one at a time, each through its cache.
+    fn claim(&self, job: &Job, hands: &mut Hands, caches: &[Mutex<Cache>]) {
+        loop {
+            let u = self.next.fetch_add(1, Ordering::Relaxed);
+            if u >= self.units.len() {
+                return;
+            }
+            let (mut made, mut cache) = (lock(&self.made[u]), lock(&caches[u]));
+            for &i in &self.units[u] {
+                made.took.push(i);
+                if let Err(e) = expand(job, hands, &mut cache, self.world(i as usize), &mut made) {
+                    lock(&self.failed).get_or_insert(e);
+                    // no one claims more
+                    self.next.store(self.units.len(), Ordering::Relaxed);
+                    return;
                 }
             }
+        }
+    }
+    /// Stores the slice in the order a sequential search makes it (`made_at[i]`: state i's
+    /// unit and its entry in that unit's `Made::states`): Ok(true) when the search stops there.
+    fn store(&self, search: &mut Search, made_at: &[(u32, u32)]) -> Result<bool, String> {
+        let made: Vec<_> = self.made.iter().map(lock).collect();
+        for &(u, k) in made_at {
+            let m = &made[u as usize];
+            if search.absorb(m, &m.states[k as usize])? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+    fn bytes(&self) -> usize {
+        self.bytes.len() + 4 * self.ends.len() + 4 * self.ends.len() + self.made.iter().map(|m| lock(m).bytes()).sum::<usize>()
+    }
+}
+
+/// A mutex's value: a thread that panicked holding it ends the search anyway (its join fails).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A slice's states are split into units (one a thread, `Taken`) by buckets: BUCKETS of them,
+/// each owned by a unit. The workers claim the first units; this thread, which first stores the
+/// slice before, claims what is left (the last unit, mostly), so the last unit owns fewer
+/// buckets, as many as keeps every thread busy until the end (`Balance`). More units than
+/// threads cost more than they balance: a unit's cache interns the groups its steps lead to,
+/// and each more unit interns them again (session 15: 4 units on 2 threads, 12 % more CPU).
+const BUCKETS: usize = 64;
+
+/// Which unit owns each bucket: the last owns `last` buckets, the others share the rest evenly.
+/// `last` moves a bucket at a time after each slice towards the point where this thread (storing
+/// then expanding) and the workers finish together.
+struct Balance {
+    units: usize,
+    last: usize,
+    owner: [u8; BUCKETS],
+}
+
+impl Balance {
+    fn new(units: usize) -> Balance {
+        let mut b = Balance { units, last: BUCKETS / units, owner: [0; BUCKETS] };
+        b.assign();
+        b
+    }
+    fn assign(&mut self) {
+        let (others, rest) = (self.units - 1, BUCKETS - self.last);
+        for (k, o) in self.owner.iter_mut().enumerate() {
+            *o = if k >= rest { others } else { k * others / rest.max(1) } as u8;
+        }
+    }
+    /// After a slice: whether this thread finished its part before the workers did theirs.
+    fn finished(&mut self, first: bool) {
+        let last = if first { (self.last + 1).min(BUCKETS - self.units + 1) } else { self.last.saturating_sub(1).max(1) };
+        if last != self.last {
+            self.last = last;
+            self.assign();
+        }
+    }
+}
+
+/// The search on one thread: each state expanded, its successors looked up in the store as it
+/// is then, and stored, one state at a time (no successor is made twice).
+fn search_alone(search: &mut Search, job: &Job, hands: &mut Hands, cache: &mut Cache) -> Result<(), String> {
+    let (mut world, mut made) = (Vec::new(), Made::default());
+    while search.head < search.store.len() {
+        world.clear();
+        search.queue.pop(&mut world);
+        made.clear();
+        made.took.push(0);
+        expand(&Job { store: Some(&search.store), ..*job }, hands, cache, &world, &mut made)?;
+        search.slice_peak = search.slice_peak.max(world.len() + made.bytes());
+        if search.absorb(&made, &made.states[0])? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The search on `hands.len()` threads, this one and workers that live as long as the search:
+/// slice k is stored on this thread while the workers expand slice k + 1 (taken from the states
+/// stored before slice k is, so no one reads the store while it changes), then this thread
+/// claims what is left of slice k + 1. Threads are started once: on this machine a thread costs
+/// up to a millisecond to start, as much as expanding a slice (session 15).
+fn search_in_slices(search: &mut Search, job: &Job, mut hands: Vec<Hands>, caches: &[Mutex<Cache>]) -> Result<(), String> {
+    let mine = hands.remove(0);
+    let hub = Hub { slice: Mutex::new(None), posted: Signal::default(), done: Signal::default(), gone: AtomicBool::new(false) };
+    std::thread::scope(|s| {
+        let mut workers = Vec::new();
+        for mut h in hands {
+            let hub = &hub;
+            workers.push(s.spawn(move || {
+                // says so however the thread ends (a panic included), so no one waits for it
+                let _leaving = Leaving(hub);
+                let mut seen = 0;
+                loop {
+                    seen = hub.posted.wait_past(seen);
+                    let Some(taken) = lock(&hub.slice).clone() else { return };
+                    taken.claim(job, &mut h, caches);
+                    drop(taken);
+                    hub.done.bump();
+                }
+            }));
+        }
+        let ran = pipeline(search, job, mine, caches, &hub, workers.len());
+        // the workers end when they find no slice
+        *lock(&hub.slice) = None;
+        hub.posted.bump();
+        let joined: Result<(), String> =
+            workers.into_iter().try_for_each(|w| w.join().map_err(|_| "an explorer thread panicked".to_string()));
+        ran.and(joined)
+    })
+}
+
+/// What the calling thread and the workers share: the slice to expand (None: stop), a signal
+/// when one is posted, one each time a worker is done with it, and whether a worker has ended.
+struct Hub {
+    slice: Mutex<Option<Arc<Taken>>>,
+    posted: Signal,
+    done: Signal,
+    gone: AtomicBool,
+}
+
+struct Leaving<'a>(&'a Hub);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.0.gone.store(true, Ordering::SeqCst);
+        self.0.done.bump();
+    }
+}
+
+/// A counter threads wait on to pass a value: a waiter spins a little first (a thread woken
+/// from sleep here takes tens of microseconds to run again, and a slice takes a few hundred to
+/// expand; session 15), then sleeps.
+#[derive(Default)]
+struct Signal {
+    n: AtomicU64,
+    sleepers: AtomicUsize,
+    m: Mutex<()>,
+    cv: Condvar,
+}
+
+/// Spins of a waiter before it sleeps (about 50 microseconds).
+const SPINS: usize = 20_000;
+
+impl Signal {
+    fn bump(&self) {
+        self.n.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = lock(&self.m);
+            self.cv.notify_all();
+        }
+    }
+    fn get(&self) -> u64 {
+        self.n.load(Ordering::SeqCst)
+    }
+    /// Waits until the count passes `seen`: the count.
+    fn wait_past(&self, seen: u64) -> u64 {
+        for _ in 0..SPINS {
+            let v = self.get();
+            if v > seen {
+                return v;
+            }
+            std::hint::spin_loop();
+        }
+        let mut g = lock(&self.m);
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        loop {
+            let v = self.get();
+            if v > seen {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                return v;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// `search_in_slices`' loop on the calling thread: each slice posted to the `workers` through
+/// `hub`, expanded while the one before is stored here, then what is left of it claimed here.
+fn pipeline(search: &mut Search, job: &Job, mut hands: Hands, caches: &[Mutex<Cache>], hub: &Hub, workers: usize) -> Result<(), String> {
+    let gone = || "an explorer thread ended early".to_string();
+    let units = caches.len();
+    let mut spare: Option<Taken> = None;
+    let mut balance = Balance::new(units);
+    let mut done_seen = 0u64;
+    // the slice waiting to be stored, and where each of its states' output is
+    let mut waiting: Option<Arc<Taken>> = None;
+    let (mut made_at, mut next_at) = (Vec::new(), Vec::new());
+    let mut taken_up_to = search.head;
+    loop {
+        let n = SLICE.min(search.store.len() - taken_up_to);
+        if n == 0 && waiting.is_none() {
             return Ok(());
         }
-        loop {
-            let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if c * CHUNK >= ends.len() {
-                return Ok(());
+        let next = if n > 0 {
+            let mut t = spare.take().unwrap_or_else(|| Taken::new(units));
+            t.take(&mut search.queue, n, job.cached, &balance.owner)?;
+            taken_up_to += n;
+            let t = Arc::new(t);
+            *lock(&hub.slice) = Some(t.clone());
+            hub.posted.bump();
+            Some(t)
+        } else {
+            None
+        };
+        let stopped = match &waiting {
+            Some(w) => w.store(search, &made_at)?,
+            None => false,
+        };
+        if let Some(t) = &next {
+            if stopped {
+                // no one claims more
+                t.next.store(units, Ordering::Relaxed);
             }
-            for i in c * CHUNK..((c + 1) * CHUNK).min(ends.len()) {
-                made.took.push(i as u32);
-                expand(job, hands, world(i), made)?;
+            t.claim(job, &mut hands, caches);
+            // whether the workers were all done before this thread was
+            let all = done_seen + workers as u64;
+            balance.finished(hub.done.get() < all);
+            while done_seen < all {
+                done_seen = hub.done.wait_past(done_seen);
+                if hub.gone.load(Ordering::SeqCst) {
+                    return Err(gone());
+                }
+            }
+            if let Some(e) = lock(&t.failed).take() {
+                return Err(e);
+            }
+            next_at.clear();
+            next_at.resize(n, (0u32, 0u32));
+            for (u, m) in t.made.iter().enumerate() {
+                for (k, i) in lock(m).took.iter().enumerate() {
+                    next_at[*i as usize] = (u as u32, k as u32);
+                }
             }
         }
-    };
-    let (mine, theirs) = made.split_at_mut(1);
-    let (my_hands, their_hands) = hands.split_at_mut(1);
-    std::thread::scope(|s| {
-        let others: Vec<_> = theirs
-            .iter_mut()
-            .zip(their_hands.iter_mut())
-            .enumerate()
-            .map(|(t, (m, h))| {
-                let work = &work;
-                s.spawn(move || work(t + 1, h, m))
-            })
-            .collect();
-        let here = work(0, &mut my_hands[0], &mut mine[0]);
-        others.into_iter().try_for_each(|h| h.join().map_err(|_| "an explorer thread panicked".to_string())?).and(here)
-    })
+        let held = waiting.as_ref().map_or(0, |w| w.bytes()) + next.as_ref().map_or(0, |t| t.bytes());
+        search.slice_peak = search.slice_peak.max(held);
+        if stopped {
+            return Ok(());
+        }
+        std::mem::swap(&mut made_at, &mut next_at);
+        if let Some(w) = std::mem::replace(&mut waiting, next) {
+            // every worker has let go of it (each drops its handle before it says done)
+            spare = Arc::try_unwrap(w).ok();
+        }
+    }
 }
 
 pub fn explore(
@@ -924,7 +1224,11 @@ pub fn explore(
     let sequential = model.table.calls_back() || !opts.py_invariants.is_empty();
     // more threads than a slice has chunks would have nothing to do
     let threads = if sequential { 1 } else { opts.threads.clamp(1, SLICE / CHUNK) };
-    let mut hands: Vec<Hands> = (0..threads).map(|_| Hands::new(&rns, opts.cache_bytes)).collect();
+    let mut hands: Vec<Hands> = (0..threads).map(|_| Hands::new(&rns)).collect();
+    // one cache on one thread; with more, one a unit of a slice (`Taken`), sharing the same bytes
+    let units = threads;
+    let unit_bytes = (opts.cache_bytes.saturating_mul(threads) / units).max(1);
+    let caches: Vec<Mutex<Cache>> = (0..units).map(|_| Mutex::new(Cache::new(unit_bytes))).collect();
     let mut search = Search {
         model,
         opts,
@@ -963,10 +1267,10 @@ pub fn explore(
     encode_world(&init, &mut enc)?;
     if cached {
         // the key as `expand_cached` makes them
-        let h = &mut hands[0];
+        let (h, mut cache) = (&mut hands[0], lock(&caches[0]));
         let facts = GroupFacts { model, state_invs: &state_invs, symmetry: opts.symmetry };
-        let gid = h.cache.intern_bytes(&enc[..group_len(&enc)], &facts);
-        h.cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &mut key);
+        let gid = cache.intern_bytes(&enc[..group_len(&enc)], &facts);
+        cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &mut key);
     } else {
         hands[0].canon.key(&init, &mut key);
     }
@@ -984,49 +1288,23 @@ pub fn explore(
             search.report.add(name, 0, None);
         }
     }
-    let mut made: Vec<Made> = (0..threads).map(|_| Made::default()).collect();
-    let (mut slice, mut ends) = (Vec::new(), Vec::new());
-    // where each state of a slice was made: (worker, its entry in `Made::states`)
-    let mut made_at: Vec<(u32, u32)> = Vec::new();
-    'search: while search.head < search.store.len() {
-        // the next slice of the queue: states stored already, so making their successors needs
-        // nothing the slice itself adds
-        let n = (if threads == 1 { 1 } else { SLICE }).min(search.store.len() - search.head);
-        slice.clear();
-        ends.clear();
-        for _ in 0..n {
-            search.queue.pop(&mut slice);
-            ends.push(pos32(slice.len())?);
-        }
-        let job = Job {
-            model,
-            store: &search.store,
-            state_invs: &state_invs,
-            transition_invs: &transition_checks,
-            py_transition: &py_transition,
-            cb: if sequential { cb } else { None },
-            cached,
-            symmetry: opts.symmetry,
-            group_keys: &group_keys,
-        };
-        expand_slice(&job, &mut hands, &slice, &ends, &mut made)?;
-        let bytes = slice.len() + 4 * ends.len() + made.iter().map(Made::bytes).sum::<usize>();
-        search.slice_peak = search.slice_peak.max(bytes);
-        made_at.clear();
-        made_at.resize(n, (0, 0));
-        for (t, m) in made.iter().enumerate() {
-            for (k, i) in m.took.iter().enumerate() {
-                made_at[*i as usize] = (t as u32, k as u32);
-            }
-        }
-        // store them in the order a sequential search makes them
-        for &(t, k) in &made_at {
-            let m = &made[t as usize];
-            if search.absorb(m, &m.states[k as usize])? {
-                break 'search;
-            }
-        }
+    let job = Job {
+        model,
+        store: None,
+        state_invs: &state_invs,
+        transition_invs: &transition_checks,
+        py_transition: &py_transition,
+        cb: if sequential { cb } else { None },
+        cached,
+        symmetry: opts.symmetry,
+        group_keys: &group_keys,
+    };
+    if threads == 1 {
+        search_alone(&mut search, &job, &mut hands[0], &mut lock(&caches[0]))?;
+    } else {
+        search_in_slices(&mut search, &job, hands, &caches)?;
     }
+    let caches: Vec<Cache> = caches.into_iter().map(|c| c.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
     let Search {
         store,
         queue,
@@ -1057,7 +1335,7 @@ pub fn explore(
         + expanded.bytes()
         + quiet.bytes()
         + calm.stream.len()
-        + hands.iter().map(|h| h.cache.peak()).sum::<usize>()
+        + caches.iter().map(Cache::peak).sum::<usize>()
         + group_keys.bytes()
         + slice_peak;
     // the keys and the queue are not needed past the search
@@ -1148,9 +1426,9 @@ pub fn explore(
         ord,
         cut_short,
         liveness_checked,
-        memo_hits: hands.iter().map(|h| h.cache.hits).sum(),
-        memo_misses: hands.iter().map(|h| h.cache.misses).sum(),
-        memo_clears: hands.iter().map(|h| h.cache.clears).sum(),
+        memo_hits: caches.iter().map(|c| c.hits).sum(),
+        memo_misses: caches.iter().map(|c| c.misses).sum(),
+        memo_clears: caches.iter().map(|c| c.clears).sum(),
         threads,
     })
 }

@@ -393,3 +393,27 @@ fn zero_settings() -> Settings {
         group_id_empty: false,
     }
 }
+
+#[test]
+fn the_state_store_finds_every_key_across_its_chunks() {
+    use crate::explore::Store;
+    // chunks of 40 bytes: keys of 1 to 13 bytes fill many of them, some to the last byte
+    let key = |i: u32| -> Vec<u8> { (0..(i % 13 + 1)).map(|b| (i * 7 + b) as u8).chain(i.to_le_bytes()).collect() };
+    let mut store = Store::with_chunks(40);
+    for i in 0..2_000u32 {
+        let k = key(i);
+        assert_eq!(store.intern(Store::hash(&k), &k), Ok((i, true)));
+    }
+    for i in 0..2_000u32 {
+        let k = key(i);
+        assert_eq!(store.key(i), &k[..]);
+        assert_eq!(store.find(Store::hash(&k), &k), Some(i));
+        assert_eq!(store.intern(Store::hash(&k), &k), Ok((i, false)));
+    }
+    assert_eq!(store.len(), 2_000);
+    assert_eq!(store.find(Store::hash(b"absent"), b"absent"), None);
+    // a key longer than a chunk is refused, not split
+    let long = [1u8; 41];
+    assert!(store.intern(Store::hash(&long), &long).is_err());
+    assert_eq!(store.len(), 2_000);
+}
