@@ -49,7 +49,7 @@ impl Bounds {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ActKind {
     Send,
     Admin,
@@ -201,8 +201,15 @@ impl Model {
         out
     }
 
-    /// `actions`, appended to `out`.
+    /// `actions`, appended to `out`: the clients' (`client_actions_into`), then the group's own
+    /// (`group_actions_into`).
     pub fn actions_into(&self, w: &World, out: &mut Vec<Action>) {
+        self.client_actions_into(w, out);
+        self.group_actions_into(&w.group, out);
+    }
+
+    /// The actions of the clients (their requests and own moves), appended to `out`.
+    pub(crate) fn client_actions_into(&self, w: &World, out: &mut Vec<Action>) {
         if !self.b.open {
             for (i, c) in w.clients.iter().enumerate() {
                 self.client_actions(w, i as u8, c, out);
@@ -212,13 +219,18 @@ impl Model {
                 self.open_actions(w, i, out);
             }
         }
+    }
+
+    /// The actions that the group alone decides: the admin requests and the timers (their
+    /// inputs are functions of the group alone, `group_input`), appended to `out`.
+    pub(crate) fn group_actions_into(&self, g: &Group, out: &mut Vec<Action>) {
         out.push(Action::admin(Req::Describe));
         out.push(Action::admin(Req::List { filter: 0 }));
         out.push(Action::admin(Req::List { filter: 1 }));
         out.push(Action::admin(Req::List { filter: 2 }));
         out.push(Action::admin(Req::Fetch));
         out.push(Action::admin(Req::Delete));
-        self.timer_actions(w, out);
+        self.timer_actions(g, out);
     }
 
     fn client_actions(&self, w: &World, i: u8, c: &Client, out: &mut Vec<Action>) {
@@ -359,8 +371,7 @@ impl Model {
         }
     }
 
-    fn timer_actions(&self, w: &World, out: &mut Vec<Action>) {
-        let g = &w.group;
+    fn timer_actions(&self, g: &Group, out: &mut Vec<Action>) {
         if let Some(t) = g.join_timers.first() {
             if t.initial {
                 out.push(Action::timer(Ev::InitialDelayedJoinExpire, None));
@@ -485,12 +496,20 @@ impl Model {
                 instance: NOINST,
                 request_id: self.request_id(w, a.client as u8),
             },
+            (ActKind::Admin | ActKind::Timer(_), _) => return self.group_input(a).map(Some),
+            _ => return Err("an action without its request".into()),
+        }))
+    }
+
+    /// The table's input of one of the group's own actions (`group_actions_into`).
+    pub(crate) fn group_input(&self, a: &Action) -> Result<Input, StepError> {
+        Ok(match (&a.kind, &a.req) {
             (ActKind::Admin, Some(r)) => {
                 Input { kind: r.event(), req: Some(r.clone()), member: None, instance: NOINST, request_id: 0 }
             }
             (ActKind::Timer(ev), _) => Input { kind: *ev, req: None, member: a.member, instance: NOINST, request_id: 0 },
-            _ => return Err("an action without its request".into()),
-        }))
+            _ => return Err("not one of the group's own actions".into()),
+        })
     }
 
     /// A client's own move (crash, stall, request timeout): the world after it, into `out`.

@@ -581,6 +581,9 @@ fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &m
     made.finish(mark, found, quiet)
 }
 
+/// `expand_cached`'s group number of a successor known to be the world itself.
+const SAME: u32 = u32::MAX;
+
 /// `expand` through the worker's cache: the world's group is looked up by its packed bytes, each
 /// step by (group, input, settings), and a successor is its group's index and its clients until
 /// it is new (then packed). The same successors, in the same order, with the same verdicts.
@@ -599,7 +602,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     w.group = decode_group(&here[..glen]).0;
     w.clients = decode_clients(&here[glen..], model.n as usize);
     actions.clear();
-    model.actions_into(w, actions);
+    model.client_actions_into(w, actions);
     // one successor: the world of group `g` and `clients`, after `step` (its outcome index)
     let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<&StepOut>, fault: bool| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
@@ -612,7 +615,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
         }
         let viols = (tv, pos32(made.viols.len())?);
-        let target = if g == gid && *clients == w.clients {
+        let target = if g == SAME || (g == gid && *clients == w.clients) {
             Target::Same
         } else {
             cache.canonical_key(canon, g, clients, job.group_keys, key);
@@ -667,6 +670,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         Ok(())
     };
     let mut each = || -> Result<(), StepError> {
+        // the clients' actions, in `Model::actions_into`'s order
         for a in actions.iter_mut() {
             let variants = if model.append_variant(a) { 2 } else { 1 };
             for variant in 0..variants {
@@ -681,6 +685,21 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 let outcomes =
                     cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
                 outcomes_of(&mut visit, cache, a, fault, &outcomes)?;
+            }
+        }
+        // then the group's own (admin requests, timers), stepped once a group
+        for k in cache.group_steps(model, gid, &w.group, job.transition_invs, &facts)? {
+            let s = cache.own_step(k);
+            let a = Action { kind: s.kind, client: -1, req: None, member: s.member, append_fails: false };
+            let fault = model.fault_of(w, &a);
+            let outcomes = cache.own_outcomes(gid, &s);
+            if !s.same {
+                outcomes_of(&mut visit, cache, &a, fault, &outcomes)?;
+                continue;
+            }
+            // the world itself after each outcome (what `visit` finds, without looking)
+            for o in &outcomes {
+                visit(cache, SAME, &w.clients, Some(o), fault)?;
             }
         }
         Ok(())

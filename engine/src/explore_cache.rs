@@ -32,6 +32,8 @@ pub struct GroupInfo {
     /// The number (`GroupKeys`) of `group_key(group, rn)` for the renamings met so far: (the
     /// renaming's code, the number).
     keys: SmallVec<[(u64, u32); 2]>,
+    /// Its own actions' steps (`Cache::group_steps`), once made: a range of `Cache::own`.
+    own: Option<(u32, u32)>,
     /// The steps of this group met so far, one record each: the key's length (u8) and the
     /// outcomes' (u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
     /// (`put_outcome`). A group has a few dozen, read together: kept here, they are read from
@@ -56,6 +58,18 @@ pub struct StepOut {
     pub verdicts: u64,
 }
 
+/// One of a group's own actions (an admin request or a timer, `Model::group_actions_into`)
+/// and its step: the action (the rest of it is empty), where its outcomes are in the group's
+/// record, and whether every outcome leaves the world as it is (the group unchanged, no response
+/// to a parked request; the action's own response goes to no client).
+#[derive(Clone, Copy)]
+pub struct OwnStep {
+    pub kind: ActKind,
+    pub member: Option<Mid>,
+    at: (u32, u32),
+    pub same: bool,
+}
+
 /// The caches of one thread's explorer.
 pub struct Cache {
     hasher: rustc_hash::FxBuildHasher,
@@ -67,6 +81,10 @@ pub struct Cache {
     step_bytes: usize,
     /// The outcomes of the step being made.
     made: Vec<StepOut>,
+    /// The groups' own steps (`group_steps`).
+    own: Vec<OwnStep>,
+    /// A buffer of actions.
+    acts: Vec<Action>,
     outs: Vec<(u16, u32)>,
     resps: Vec<Resp>,
     resp_table: HashTable<u32>,
@@ -154,6 +172,8 @@ impl Cache {
             sigs: Vec::new(),
             step_bytes: 0,
             made: Vec::new(),
+            own: Vec::new(),
+            acts: Vec::new(),
             outs: Vec::new(),
             resps: Vec::new(),
             resp_table: HashTable::new(),
@@ -176,6 +196,7 @@ impl Cache {
             + self.sigs.capacity() * 4
             + self.step_bytes
             + self.made.capacity() * size_of::<StepOut>()
+            + self.own.capacity() * size_of::<OwnStep>()
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
@@ -200,6 +221,7 @@ impl Cache {
         self.group_bytes.clear();
         self.sigs.clear();
         self.step_bytes = 0;
+        self.own.clear();
         self.outs.clear();
         self.resps.clear();
         self.resp_table.clear();
@@ -270,6 +292,7 @@ impl Cache {
             state_viols,
             sigs,
             keys: SmallVec::new(),
+            own: None,
             steps: Vec::new(),
             bytes: (b0, self.group_bytes.len() as u32),
         });
@@ -307,14 +330,31 @@ impl Cache {
         checks: &[TransitionCheck],
         f: &GroupFacts,
     ) -> Result<Outcomes, StepError> {
+        let at = self.step_at(table, gid, before, inp, settings, variant, checks, f)?;
+        Ok(get_outcomes(&self.groups[gid as usize].steps, at))
+    }
+
+    /// `step`: where its outcomes are in the group's record.
+    #[allow(clippy::too_many_arguments)]
+    fn step_at(
+        &mut self,
+        table: &Table,
+        gid: u32,
+        before: &Group,
+        inp: &Input,
+        settings: &Settings,
+        variant: u8,
+        checks: &[TransitionCheck],
+        f: &GroupFacts,
+    ) -> Result<(u32, u32), StepError> {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
         key.push(variant);
         input_key(inp, &mut key);
-        if let Some(outs) = find_step(&self.groups[gid as usize].steps, &key) {
+        if let Some(at) = find_step(&self.groups[gid as usize].steps, &key) {
             self.hits += 1;
             self.key = key;
-            return Ok(outs);
+            return Ok(at);
         }
         self.misses += 1;
         self.made.clear();
@@ -365,7 +405,60 @@ impl Cache {
         rec[r0 + 1..r0 + 3].copy_from_slice(&olen);
         self.step_bytes += rec.capacity() - cap;
         self.key = key;
-        Ok(self.made.drain(..).collect())
+        self.made.clear();
+        Ok((o0 as u32, rec.len() as u32))
+    }
+
+    /// The group's own actions (`Model::group_actions_into`: admin requests, timers) stepped,
+    /// in order: indices of `own_step`. Made once a group (the first of its worlds met), then
+    /// read: their inputs are functions of the group alone.
+    pub fn group_steps(
+        &mut self,
+        model: &Model,
+        gid: u32,
+        before: &Group,
+        checks: &[TransitionCheck],
+        f: &GroupFacts,
+    ) -> Result<std::ops::Range<usize>, StepError> {
+        if let Some(r) = self.groups[gid as usize].own {
+            return Ok(at(r));
+        }
+        let mut acts = std::mem::take(&mut self.acts);
+        acts.clear();
+        model.group_actions_into(before, &mut acts);
+        let k0 = self.own.len();
+        grow(&mut self.own, acts.len());
+        for a in &acts {
+            let found = model.group_input(a).and_then(|inp| {
+                self.step_at(&model.table, gid, before, &inp, &model.settings, 0, checks, f)
+            });
+            let at = match found {
+                Ok(at) => at,
+                Err(e) => {
+                    // an ill-formed step: none of this group's own kept
+                    self.own.truncate(k0);
+                    self.acts = acts;
+                    return Err(e);
+                }
+            };
+            let outcomes = get_outcomes(&self.groups[gid as usize].steps, at);
+            let same = outcomes.iter().all(|o| o.unchanged && o.outs.0 == o.outs.1);
+            self.own.push(OwnStep { kind: a.kind, member: a.member, at, same });
+        }
+        self.acts = acts;
+        let r = (k0 as u32, self.own.len() as u32);
+        self.groups[gid as usize].own = Some(r);
+        Ok(at(r))
+    }
+
+    /// The k-th of the groups' own steps (`group_steps`).
+    pub fn own_step(&self, k: usize) -> OwnStep {
+        self.own[k]
+    }
+
+    /// The outcomes of one of group `gid`'s own steps.
+    pub fn own_outcomes(&self, gid: u32, s: &OwnStep) -> Outcomes {
+        get_outcomes(&self.groups[gid as usize].steps, s.at)
     }
 
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
@@ -529,23 +622,28 @@ fn get_outcome(rec: &[u8], j: &mut usize) -> StepOut {
 }
 
 /// The outcomes of the step keyed `key` in a group's step records, if there.
-fn find_step(rec: &[u8], key: &[u8]) -> Option<Outcomes> {
+fn find_step(rec: &[u8], key: &[u8]) -> Option<(u32, u32)> {
     let mut i = 0;
     while i < rec.len() {
         let klen = rec[i] as usize;
         let olen = u16::from_le_bytes([rec[i + 1], rec[i + 2]]) as usize;
         let next = i + 3 + klen + olen;
         if &rec[i + 3..i + 3 + klen] == key {
-            let mut out = Outcomes::new();
-            let mut j = i + 3 + klen;
-            while j < next {
-                out.push(get_outcome(rec, &mut j));
-            }
-            return Some(out);
+            return Some(((i + 3 + klen) as u32, next as u32));
         }
         i = next;
     }
     None
+}
+
+/// The outcomes packed in `rec[at]` (`put_outcome`).
+fn get_outcomes(rec: &[u8], at: (u32, u32)) -> Outcomes {
+    let mut out = Outcomes::new();
+    let mut j = at.0 as usize;
+    while j < at.1 as usize {
+        out.push(get_outcome(rec, &mut j));
+    }
+    out
 }
 
 /// Whether no request is parked and no rebalance is under way (the liveness pass's targets).
