@@ -55,8 +55,9 @@ pub struct Options {
     pub cache_bytes: usize,
     /// Threads that make successors (1: all on the calling thread). The states are stored, and
     /// numbered, in the order one thread makes them, so every result is the same for any
-    /// number. A table that calls back into Python, Python invariants and the memo run on the
-    /// calling thread alone.
+    /// number. With more than one, N - 1 workers expand while the calling thread stores, then
+    /// expands too. A table that calls back into Python and Python invariants run on the calling
+    /// thread alone.
     pub threads: usize,
 }
 

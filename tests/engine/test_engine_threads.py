@@ -1,5 +1,6 @@
 """The native explorer makes successors on several threads (engine/src/explore.rs: slices of the
-BFS queue expanded in parallel, stored in the order one thread makes them), and finds exactly
+BFS queue expanded by workers while the slice before is stored, in the order one thread makes
+them, on the calling thread), and finds exactly
 what one thread finds: the same states, edges, depth, frontier, row counts, cut, liveness verdict
 and violations with the same paths (so the same BFS numbering, parent links and successor
 positions), on the classic table, on mutants with state, transition and path violations (every
