@@ -331,10 +331,11 @@ impl Levels {
 /// States expanded per slice with more than one thread: a slice's successors are all made
 /// before any of them is stored, and two slices are held at once (one stored while the next is
 /// expanded), so their buffers are the memory this costs: every successor's key and packed world,
-/// about 2.5 KB a state (7 bytes a state at 184,306 states, 3.5 at 256; session 15: 256 and 512
-/// as fast). One thread takes one state at a time: no successor is made twice (a state that two
-/// states of a slice reach is new to both), and it is 3 % faster than 1,024.
-const SLICE: usize = 256;
+/// about 2.5 KB a state (3.6 bytes a state at 184,306 states with 256, 2.2 with 128; session 15:
+/// 128, 256 and 512 within noise of each other). One thread takes one state at a time: no
+/// successor is made twice (a state that two states of a slice reach is new to both), and it is
+/// 3 % faster than 1,024.
+const SLICE: usize = 128;
 /// States a worker takes at a time from a slice.
 const CHUNK: usize = 32;
 
@@ -501,6 +502,8 @@ struct Hands {
     /// The world after a client's own move.
     moved: World,
     actions: Vec<Action>,
+    /// The group's own actions (`Model::group_actions_into`).
+    own: Vec<Action>,
     /// One step's successors: (the clients after it, whether it is a fault).
     succs: Vec<(Clients, bool)>,
 }
@@ -515,6 +518,7 @@ impl Hands {
             world: World { group: Group::default(), clients: Clients::new() },
             moved: World { group: Group::default(), clients: Clients::new() },
             actions: Vec::new(),
+            own: Vec::new(),
             succs: Vec::new(),
         }
     }
@@ -591,7 +595,7 @@ const SAME: u32 = u32::MAX;
 fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &mut Made) -> Result<(), String> {
     let model = job.model;
     let facts = GroupFacts { model, state_invs: job.state_invs, symmetry: job.symmetry };
-    let Hands { canon, key, enc, world: w, moved, actions, succs, .. } = hands;
+    let Hands { canon, key, enc, world: w, moved, actions, own, succs, .. } = hands;
     cache.trim();
     let glen = group_len(here);
     let gid = cache.intern_bytes(&here[..glen], &facts);
@@ -671,6 +675,10 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         Ok(())
     };
     let mut each = || -> Result<(), StepError> {
+        // the group's own steps first, so that they are its first records
+        own.clear();
+        model.group_actions_into(&w.group, own);
+        let same = cache.group_steps(model, gid, &w.group, own, job.transition_invs, &facts)?;
         // the clients' actions, in `Model::actions_into`'s order
         for a in actions.iter_mut() {
             let variants = if model.append_variant(a) { 2 } else { 1 };
@@ -688,14 +696,13 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 outcomes_of(&mut visit, cache, a, fault, &outcomes)?;
             }
         }
-        // then the group's own (admin requests, timers), stepped once a group
-        for k in cache.group_steps(model, gid, &w.group, job.transition_invs, &facts)? {
-            let s = cache.own_step(k);
-            let a = Action { kind: s.kind, client: -1, req: None, member: s.member, append_fails: false };
-            let fault = model.fault_of(w, &a);
-            let outcomes = cache.own_outcomes(gid, &s);
-            if !s.same {
-                outcomes_of(&mut visit, cache, &a, fault, &outcomes)?;
+        // then the group's own (admin requests, timers)
+        let mut pos = 0;
+        for (k, a) in own.iter().enumerate() {
+            let fault = model.fault_of(w, a);
+            let outcomes = cache.own_outcomes(gid, &mut pos)?;
+            if same & (1 << k.min(63)) == 0 || k >= 64 {
+                outcomes_of(&mut visit, cache, a, fault, &outcomes)?;
                 continue;
             }
             // the world itself after each outcome (what `visit` finds, without looking)
@@ -812,7 +819,8 @@ impl Search<'_> {
                 i += 1;
             }
             self.edges += 1;
-            if !all_fault {
+            // a loop reaches nothing new: the liveness pass needs none (a byte a state)
+            if !all_fault && t != node {
                 self.calm_targets.push(t);
             }
         }
@@ -1191,9 +1199,11 @@ fn pipeline(search: &mut Search, job: &Job, mut hands: Hands, caches: &[Mutex<Ca
             balance.finished(hub.done.get() < all);
             while done_seen < all {
                 done_seen = hub.done.wait_past(done_seen);
-                if hub.gone.load(Ordering::SeqCst) {
-                    return Err(gone());
-                }
+            }
+            // a worker that ended (a panic) says so once instead of being done: what it made
+            // of its unit is partial
+            if hub.gone.load(Ordering::SeqCst) {
+                return Err(gone());
             }
             if let Some(e) = lock(&t.failed).take() {
                 return Err(e);

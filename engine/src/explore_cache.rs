@@ -32,8 +32,11 @@ pub struct GroupInfo {
     /// The number (`GroupKeys`) of `group_key(group, rn)` for the renamings met so far: (the
     /// renaming's code, the number).
     keys: SmallVec<[(u64, u32); 2]>,
-    /// Its own actions' steps (`Cache::group_steps`), once made: a range of `Cache::own`.
-    own: Option<(u32, u32)>,
+    /// Whether its own actions' steps are made (`Cache::group_steps`: the first records of
+    /// `steps`, one an action in order), and bit k: every outcome of the k-th leaves the world as
+    /// it is.
+    own_made: bool,
+    own_same: u64,
     /// The steps of this group met so far, one record each: the key's length (u8) and the
     /// outcomes' (u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
     /// (`put_outcome`). A group has a few dozen, read together: kept here, they are read from
@@ -58,18 +61,6 @@ pub struct StepOut {
     pub verdicts: u64,
 }
 
-/// One of a group's own actions (an admin request or a timer, `Model::group_actions_into`)
-/// and its step: the action (the rest of it is empty), where its outcomes are in the group's
-/// record, and whether every outcome leaves the world as it is (the group unchanged, no response
-/// to a parked request; the action's own response goes to no client).
-#[derive(Clone, Copy)]
-pub struct OwnStep {
-    pub kind: ActKind,
-    pub member: Option<Mid>,
-    at: (u32, u32),
-    pub same: bool,
-}
-
 /// The caches of one thread's explorer.
 pub struct Cache {
     hasher: rustc_hash::FxBuildHasher,
@@ -81,10 +72,6 @@ pub struct Cache {
     step_bytes: usize,
     /// The outcomes of the step being made.
     made: Vec<StepOut>,
-    /// The groups' own steps (`group_steps`).
-    own: Vec<OwnStep>,
-    /// A buffer of actions.
-    acts: Vec<Action>,
     outs: Vec<(u16, u32)>,
     resps: Vec<Resp>,
     resp_table: HashTable<u32>,
@@ -172,8 +159,6 @@ impl Cache {
             sigs: Vec::new(),
             step_bytes: 0,
             made: Vec::new(),
-            own: Vec::new(),
-            acts: Vec::new(),
             outs: Vec::new(),
             resps: Vec::new(),
             resp_table: HashTable::new(),
@@ -196,7 +181,6 @@ impl Cache {
             + self.sigs.capacity() * 4
             + self.step_bytes
             + self.made.capacity() * size_of::<StepOut>()
-            + self.own.capacity() * size_of::<OwnStep>()
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
@@ -221,7 +205,6 @@ impl Cache {
         self.group_bytes.clear();
         self.sigs.clear();
         self.step_bytes = 0;
-        self.own.clear();
         self.outs.clear();
         self.resps.clear();
         self.resp_table.clear();
@@ -292,7 +275,8 @@ impl Cache {
             state_viols,
             sigs,
             keys: SmallVec::new(),
-            own: None,
+            own_made: false,
+            own_same: 0,
             steps: Vec::new(),
             bytes: (b0, self.group_bytes.len() as u32),
         });
@@ -409,56 +393,60 @@ impl Cache {
         Ok((o0 as u32, rec.len() as u32))
     }
 
-    /// The group's own actions (`Model::group_actions_into`: admin requests, timers) stepped,
-    /// in order: indices of `own_step`. Made once a group (the first of its worlds met), then
-    /// read: their inputs are functions of the group alone.
+    /// The group's own actions (`Model::group_actions_into`: admin requests, timers, `acts`)
+    /// stepped, in order, as the first records of the group (call before any other step of
+    /// it): bit k of the answer says every outcome of the k-th leaves the world as it is (the
+    /// group unchanged, no response to a parked request; the action's own response goes to no
+    /// client). Made once a group, then read (`own_outcomes`): their inputs are functions of the
+    /// group alone.
     pub fn group_steps(
         &mut self,
         model: &Model,
         gid: u32,
         before: &Group,
+        acts: &[Action],
         checks: &[TransitionCheck],
         f: &GroupFacts,
-    ) -> Result<std::ops::Range<usize>, StepError> {
-        if let Some(r) = self.groups[gid as usize].own {
-            return Ok(at(r));
+    ) -> Result<u64, StepError> {
+        let info = &self.groups[gid as usize];
+        if info.own_made {
+            return Ok(info.own_same);
         }
-        let mut acts = std::mem::take(&mut self.acts);
-        acts.clear();
-        model.group_actions_into(before, &mut acts);
-        let k0 = self.own.len();
-        grow(&mut self.own, acts.len());
-        for a in &acts {
-            let found = model.group_input(a).and_then(|inp| {
-                self.step_at(&model.table, gid, before, &inp, &model.settings, 0, checks, f)
-            });
+        let mut same = 0u64;
+        for (k, a) in acts.iter().enumerate() {
+            let found = model
+                .group_input(a)
+                .and_then(|inp| self.step_at(&model.table, gid, before, &inp, &model.settings, 0, checks, f));
             let at = match found {
                 Ok(at) => at,
                 Err(e) => {
-                    // an ill-formed step: none of this group's own kept
-                    self.own.truncate(k0);
-                    self.acts = acts;
+                    // an ill-formed step: none of this group's own kept, so they stay first
+                    self.groups[gid as usize].steps.clear();
                     return Err(e);
                 }
             };
             let outcomes = get_outcomes(&self.groups[gid as usize].steps, at);
-            let same = outcomes.iter().all(|o| o.unchanged && o.outs.0 == o.outs.1);
-            self.own.push(OwnStep { kind: a.kind, member: a.member, at, same });
+            if k < 64 && outcomes.iter().all(|o| o.unchanged && o.outs.0 == o.outs.1) {
+                same |= 1 << k;
+            }
         }
-        self.acts = acts;
-        let r = (k0 as u32, self.own.len() as u32);
-        self.groups[gid as usize].own = Some(r);
-        Ok(at(r))
+        let info = &mut self.groups[gid as usize];
+        (info.own_made, info.own_same) = (true, same);
+        Ok(same)
     }
 
-    /// The k-th of the groups' own steps (`group_steps`).
-    pub fn own_step(&self, k: usize) -> OwnStep {
-        self.own[k]
-    }
-
-    /// The outcomes of one of group `gid`'s own steps.
-    pub fn own_outcomes(&self, gid: u32, s: &OwnStep) -> Outcomes {
-        get_outcomes(&self.groups[gid as usize].steps, s.at)
+    /// The outcomes of the next of group `gid`'s own steps (`group_steps`): `pos` is where its
+    /// record is (0 for the first), moved past it.
+    pub fn own_outcomes(&self, gid: u32, pos: &mut usize) -> Result<Outcomes, StepError> {
+        let rec = &self.groups[gid as usize].steps;
+        if *pos + 3 > rec.len() {
+            return Err(StepError::Internal("a group's own action beyond its records".into()));
+        }
+        let klen = rec[*pos] as usize;
+        let olen = u16::from_le_bytes([rec[*pos + 1], rec[*pos + 2]]) as usize;
+        let o0 = *pos + 3 + klen;
+        *pos = o0 + olen;
+        Ok(get_outcomes(rec, (o0 as u32, *pos as u32)))
     }
 
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
