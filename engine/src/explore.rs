@@ -586,6 +586,17 @@ fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &m
     made.finish(mark, found, quiet)
 }
 
+/// The set bits of `bits`, ascending.
+fn set_bits(mut bits: u64) -> impl Iterator<Item = u16> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let i = bits.trailing_zeros() as u16;
+            bits &= bits - 1;
+            i
+        })
+    })
+}
+
 /// `expand_cached`'s group number of a successor known to be the world itself.
 const SAME: u32 = u32::MAX;
 
@@ -613,11 +624,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         let tv = pos32(made.viols.len())?;
         if let Some(o) = step {
             made.rows.extend_from_slice(&o.rows);
-            for i in 0..job.transition_invs.len() {
-                if o.verdicts & (1 << i) != 0 {
-                    made.viols.push(i as u16);
-                }
-            }
+            // the violated ones, ascending (mostly none)
+            made.viols.extend(set_bits(o.verdicts));
         }
         let viols = (tv, pos32(made.viols.len())?);
         let target = if g == SAME || (g == gid && *clients == w.clients) {
@@ -625,7 +633,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         } else {
             cache.canonical_key(canon, g, clients, job.group_keys, key);
             let bits = cache.group(g).state_viols;
-            target_of(job.store, key, made, (0..64u16).filter(|i| bits & (1 << i) != 0), |bytes| {
+            target_of(job.store, key, made, set_bits(bits), |bytes| {
                 bytes.extend_from_slice(cache.group_bytes(g));
                 enc.clear();
                 encode_clients(clients, enc)?;
