@@ -414,9 +414,19 @@ impl Cache {
         }
         let mut same = 0u64;
         for (k, a) in acts.iter().enumerate() {
+            // its record goes where the one before it ended (two own actions with one input
+            // would share a record, and the records read back would be out of step)
+            let here = self.groups[gid as usize].steps.len();
             let found = model
                 .group_input(a)
-                .and_then(|inp| self.step_at(&model.table, gid, before, &inp, &model.settings, 0, checks, f));
+                .and_then(|inp| self.step_at(&model.table, gid, before, &inp, &model.settings, 0, checks, f))
+                .and_then(|at| {
+                    if (at.0 as usize) < here {
+                        Err(StepError::Internal("two of a group's own actions with one input".into()))
+                    } else {
+                        Ok(at)
+                    }
+                });
             let at = match found {
                 Ok(at) => at,
                 Err(e) => {
