@@ -65,9 +65,10 @@ class _Step:
     """s, x, s' with the transition and the scheduler asserted in a solver."""
 
     def __init__(self, table: Table, urgent: Sequence[tuple[str, Guard]], timeout_ms: int,
-                 n_ids: Optional[int] = None) -> None:
+                 n_ids: Optional[int] = None, rlimit: int = 0) -> None:
         # n_ids: the finite representation with ids 0..n_ids-1 (searching small CTIs), else the
-        # unbounded one (the proofs)
+        # unbounded one (the proofs). rlimit: Z3's resource units a query (0: none), a bound that,
+        # unlike the wall-clock timeout, gives the same verdict however loaded the machine is
         self.n_ids = n_ids
         tag = "" if n_ids is None else "f"
         self.s, self.x = make_state(f"{tag}i0", n_ids), make_input(f"{tag}i0", n_ids)
@@ -81,6 +82,8 @@ class _Step:
         def new_solver() -> z3.Solver:
             solver = z3.SolverFor("QF_FD") if n_ids is not None else z3.Solver()
             solver.set("timeout", timeout_ms)
+            if rlimit:
+                solver.set("rlimit", rlimit)
             return solver
         self.solver = new_solver()
         self.solver.add(*self.base)
@@ -314,11 +317,14 @@ def _prove_step_invariant(table: Table, urgent: Sequence[tuple[str, Guard]], st:
 
 
 def prove(table: Table, urgent: Sequence[tuple[str, Guard]], names: Optional[Sequence[str]] = None,
-          timeout_ms: int = 15000) -> InductionReport:
+          timeout_ms: int = 15000, rlimit: int = 0) -> InductionReport:
+    """Houdini over every state invariant, then the step invariants in `names` (all if None).
+    timeout_ms bounds each query's wall time; rlimit (Z3 resource units, 0: none) its work, so
+    that a verdict does not depend on the machine's load (about 1.4 M units a second here)."""
     start = time.perf_counter()
     invs = all_state_invariants()
     step_names = [n for n in STEP_INVARIANTS if names is None or n in names]
-    st = _Step(table, urgent, timeout_ms)
+    st = _Step(table, urgent, timeout_ms, rlimit=rlimit)
     spent: dict[str, float] = {n: 0.0 for n in invs}
     candidates, dropped = _hold_initially(invs, spent)
     _strengthen(table, urgent, st, invs, candidates, dropped, spent)
