@@ -12,12 +12,13 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{quiescent, Cache, GroupFacts, GroupKeys, Outcomes, StepOut, NO_RESP};
+use crate::explore_cache::{quiescent, read_outcome, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
 use crate::step::{Callbacks, StepError};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -329,12 +330,11 @@ impl Levels {
 }
 
 /// States expanded per slice with more than one thread: a slice's successors are all made
-/// before any of them is stored, and two slices are held at once (one stored while the next is
-/// expanded), so their buffers are the memory this costs: every successor's key and packed world,
-/// about 2.5 KB a state (3.6 bytes a state at 184,306 states with 256, 2.2 with 128; session 15:
-/// 128, 256 and 512 within noise of each other). One thread takes one state at a time: no
-/// successor is made twice (a state that two states of a slice reach is new to both), and it is
-/// 3 % faster than 1,024.
+/// before any of them is stored, and IN_FLIGHT slices are held at once, so their buffers are
+/// the memory this costs: every successor's key and packed world, about 2.5 KB a state (1.1
+/// bytes a state a slice at 184,306 states). One thread takes one state at a time: no successor
+/// is made twice (a state that two states of a slice reach is new to both), and it is 3 %
+/// faster than 1,024.
 const SLICE: usize = 128;
 /// States a worker takes at a time from a slice.
 const CHUNK: usize = 32;
@@ -362,8 +362,8 @@ struct Job<'a> {
 /// One successor as a worker made it.
 #[derive(Clone, Copy)]
 enum Target {
-    /// The state itself.
-    Same,
+    /// The state itself, this many times in a row (without violations when more than once).
+    Same(u32),
     /// A state already stored when the slice was made.
     Known(u32),
     /// Not stored then: its canonical key (its hash and `Made::bytes[key.0..key.1]`), its packed
@@ -506,6 +506,8 @@ struct Hands {
     own: Vec<Action>,
     /// One step's successors: (the clients after it, whether it is a fault).
     succs: Vec<(Clients, bool)>,
+    /// One step's outcomes, the bytes of their record (`read_outcome`).
+    outcomes: Vec<u8>,
 }
 
 impl Hands {
@@ -520,6 +522,7 @@ impl Hands {
             actions: Vec::new(),
             own: Vec::new(),
             succs: Vec::new(),
+            outcomes: Vec::new(),
         }
     }
 }
@@ -568,7 +571,7 @@ fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &m
         }
         let viols = (tv, pos32(made.viols.len())?);
         let target = if std::ptr::eq(s.world, &w) || *s.world == w {
-            Target::Same
+            Target::Same(1)
         } else {
             canon.key(s.world, key);
             let group = &s.world.group;
@@ -606,7 +609,7 @@ const SAME: u32 = u32::MAX;
 fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &mut Made) -> Result<(), String> {
     let model = job.model;
     let facts = GroupFacts { model, state_invs: job.state_invs, symmetry: job.symmetry };
-    let Hands { canon, key, enc, world: w, moved, actions, own, succs, .. } = hands;
+    let Hands { canon, key, enc, world: w, moved, actions, own, succs, outcomes, .. } = hands;
     cache.trim();
     let glen = group_len(here);
     let gid = cache.intern_bytes(&here[..glen], &facts);
@@ -619,17 +622,27 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     w.clients = decode_clients(&here[glen..], model.n as usize);
     actions.clear();
     model.client_actions_into(w, actions);
-    // one successor: the world of group `g` and `clients`, after `step` (its outcome index)
-    let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<&StepOut>, fault: bool| -> Result<(), StepError> {
+    // one successor: the world of group `g` and `clients`, after outcome `step` (read from
+    // the bytes with it)
+    let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<(&Out, &[u8])>, fault: bool| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
-        if let Some(o) = step {
-            made.rows.extend_from_slice(&o.rows);
+        if let Some((o, rec)) = step {
+            made.rows.extend(o.rows_of(rec));
             // the violated ones, ascending (mostly none)
             made.viols.extend(set_bits(o.verdicts));
         }
         let viols = (tv, pos32(made.viols.len())?);
         let target = if g == SAME || (g == gid && *clients == w.clients) {
-            Target::Same
+            // one more of a run of them, when neither violates anything
+            if let (true, Some(SuccMade { target: Target::Same(n), viols: (a, b), .. })) =
+                (viols.0 == viols.1 && made.succs.len() > mark.succs, made.succs.last_mut())
+            {
+                if a == b {
+                    *n += 1;
+                    return Ok(());
+                }
+            }
+            Target::Same(1)
         } else {
             cache.canonical_key(canon, g, clients, job.group_keys, key);
             let bits = cache.group(g).state_viols;
@@ -645,16 +658,19 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         Ok(())
     };
     // the successors of action `a` (a fault when `fault`) from the outcomes of its step
-    type Visit<'v> = dyn FnMut(&mut Cache, u32, &Clients, Option<&StepOut>, bool) -> Result<(), StepError> + 'v;
-    let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &Outcomes| -> Result<(), StepError> {
+    // (`outcomes`: the bytes of their record)
+    type Visit<'v> = dyn FnMut(&mut Cache, u32, &Clients, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
+    let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &[u8]| -> Result<(), StepError> {
         let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
-        for o in outcomes {
+        let mut j = 0;
+        while j < outcomes.len() {
+            let o = &read_outcome(outcomes, &mut j);
             // what the step delivers to whom (responses of the cache), as abstract.py's emit
             let mut to: SmallVec<[(usize, u32); 4]> = SmallVec::new();
             if sends && o.reply != NO_RESP {
                 to.push((a.client as usize, o.reply));
             }
-            for &(rid, r) in cache.outs(o) {
+            for &(rid, r) in cache.outs(o.outs) {
                 let i = ((rid - 1) % model.n as u16) as u8;
                 if rid == model.request_id(w, i) {
                     to.push((i as usize, r));
@@ -663,7 +679,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             let nd = to.len();
             let clients_stay = nd == 0 && (model.b.open || !sends);
             if clients_stay && o.unchanged {
-                visit(cache, gid, &w.clients, Some(o), fault)?;
+                visit(cache, gid, &w.clients, Some((o, outcomes)), fault)?;
                 continue;
             }
             let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
@@ -677,7 +693,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
             drop(deliveries);
             for (cs, f) in succs[..variants as usize].iter() {
-                visit(cache, o.after, cs, Some(o), *f)?;
+                visit(cache, o.after, cs, Some((o, outcomes)), *f)?;
             }
         }
         Ok(())
@@ -699,23 +715,29 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
                 let fault = model.fault_of(w, a);
-                let outcomes =
-                    cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
-                outcomes_of(&mut visit, cache, a, fault, &outcomes)?;
+                let r = cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
+                // copied out of the cache, which making the successors changes
+                outcomes.clear();
+                outcomes.extend_from_slice(&cache.record(gid)[at(r)]);
+                outcomes_of(&mut visit, cache, a, fault, outcomes)?;
             }
         }
         // then the group's own (admin requests, timers)
         let mut pos = 0;
         for (k, a) in own.iter().enumerate() {
             let fault = model.fault_of(w, a);
-            let outcomes = cache.own_outcomes(gid, &mut pos)?;
+            let r = cache.own_outcomes(gid, &mut pos)?;
+            outcomes.clear();
+            outcomes.extend_from_slice(&cache.record(gid)[at(r)]);
             if same & (1 << k.min(63)) == 0 || k >= 64 {
-                outcomes_of(&mut visit, cache, a, fault, &outcomes)?;
+                outcomes_of(&mut visit, cache, a, fault, outcomes)?;
                 continue;
             }
             // the world itself after each outcome (what `visit` finds, without looking)
-            for o in &outcomes {
-                visit(cache, SAME, &w.clients, Some(o), fault)?;
+            let mut j = 0;
+            while j < outcomes.len() {
+                let o = read_outcome(outcomes, &mut j);
+                visit(cache, SAME, &w.clients, Some((&o, outcomes)), fault)?;
             }
         }
         Ok(())
@@ -795,12 +817,20 @@ impl Search<'_> {
             return Ok(false);
         }
         self.targets.clear();
-        for (pos, s) in m.succs[at(st.succs)].iter().enumerate() {
+        // a successor that is the state itself is a loop, an edge and nothing more
+        let mut looped = false;
+        // a successor's position among the state's successors
+        let mut pos = 0usize;
+        for s in m.succs[at(st.succs)].iter() {
             for v in &m.viols[at(s.viols)] {
                 self.report.add(self.transition_names[*v as usize], node, Some(pos as u32));
             }
             let nxt = match s.target {
-                Target::Same => node,
+                Target::Same(n) => {
+                    looped = true;
+                    pos += n as usize;
+                    continue;
+                }
                 Target::Known(i) => i,
                 Target::New { hash, key, enc, viols } => {
                     let (nxt, new) = self.store.intern(hash, &m.bytes[at(key)])?;
@@ -811,6 +841,7 @@ impl Search<'_> {
                 }
             };
             self.targets.push((nxt, s.fault));
+            pos += 1;
         }
         for r in &m.rows[at(st.rows)] {
             self.rows_fired[*r as usize] += 1;
@@ -828,10 +859,14 @@ impl Search<'_> {
             }
             self.edges += 1;
             // a loop reaches nothing new: the liveness pass needs none (a byte a state)
-            if !all_fault && t != node {
+            if t == node {
+                looped = false;
+            } else if !all_fault {
                 self.calm_targets.push(t);
             }
         }
+        // the loop, when no successor found in the store was the state itself
+        self.edges += looped as u64;
         if opts.liveness {
             self.calm.push(node, &self.calm_targets);
         }
@@ -915,15 +950,17 @@ impl Search<'_> {
 
 /// A slice of the BFS queue handed to the threads: its states' packed worlds (`ends[i]` closes
 /// world i; stored already, so making their successors needs nothing the slice itself adds),
-/// split into units (`units[u]`: its states, in order), each expanded by whichever thread claims
-/// it (`next`) into its `made`. Through the cache a state's unit is named by its group's hash,
-/// and each unit has a cache of its own (`Units::caches`), so each group is met (and its steps
-/// cached) in one cache alone whoever claims it.
+/// split into units (`units[u]`: its states, in order), one a thread: thread u expands unit u
+/// into `made[u]`. Through the cache a state's unit is named by its group's hash, and each
+/// thread has a cache of its own, so each group is met (and its steps cached) in one cache.
 struct Taken {
     bytes: Vec<u8>,
     ends: Vec<u32>,
     units: Vec<Vec<u32>>,
-    next: AtomicUsize,
+    /// Units not expanded yet.
+    left: AtomicUsize,
+    /// Bytes of the units' output made so far (`Made::bytes`).
+    made_bytes: AtomicUsize,
     made: Vec<Mutex<Made>>,
     /// The first error a unit met.
     failed: Mutex<Option<String>>,
@@ -935,7 +972,8 @@ impl Taken {
             bytes: Vec::new(),
             ends: Vec::new(),
             units: vec![Vec::new(); units],
-            next: AtomicUsize::new(0),
+            left: AtomicUsize::new(units),
+            made_bytes: AtomicUsize::new(0),
             made: (0..units).map(|_| Mutex::new(Made::default())).collect(),
             failed: Mutex::new(None),
         }
@@ -955,7 +993,8 @@ impl Taken {
             lock(m).clear();
         }
         *lock(&self.failed) = None;
-        self.next.store(0, Ordering::Relaxed);
+        self.left.store(self.units.len(), Ordering::SeqCst);
+        self.made_bytes.store(0, Ordering::SeqCst);
         for i in 0..n {
             let start = self.bytes.len();
             queue.pop(&mut self.bytes);
@@ -966,24 +1005,23 @@ impl Taken {
         }
         Ok(())
     }
-    /// Expands the units not claimed yet, one at a time, each through its cache.
-    fn claim(&self, job: &Job, hands: &mut Hands, caches: &[Mutex<Cache>]) {
-        loop {
-            let u = self.next.fetch_add(1, Ordering::Relaxed);
-            if u >= self.units.len() {
-                return;
+    /// Expands unit `u` through `cache` (nothing of it when `skip`: the search stopped), then
+    /// counts it done.
+    fn expand_unit(&self, u: usize, job: &Job, hands: &mut Hands, cache: &mut Cache, skip: bool) {
+        let mut made = lock(&self.made[u]);
+        for &i in &self.units[u] {
+            if skip {
+                break;
             }
-            let (mut made, mut cache) = (lock(&self.made[u]), lock(&caches[u]));
-            for &i in &self.units[u] {
-                made.took.push(i);
-                if let Err(e) = expand(job, hands, &mut cache, self.world(i as usize), &mut made) {
-                    lock(&self.failed).get_or_insert(e);
-                    // no one claims more
-                    self.next.store(self.units.len(), Ordering::Relaxed);
-                    return;
-                }
+            made.took.push(i);
+            if let Err(e) = expand(job, hands, cache, self.world(i as usize), &mut made) {
+                lock(&self.failed).get_or_insert(e);
+                break;
             }
         }
+        self.made_bytes.fetch_add(made.bytes(), Ordering::SeqCst);
+        drop(made);
+        self.left.fetch_sub(1, Ordering::SeqCst);
     }
     /// Stores the slice in the order a sequential search makes it (`made_at[i]`: state i's
     /// unit and its entry in that unit's `Made::states`): Ok(true) when the search stops there.
@@ -998,7 +1036,7 @@ impl Taken {
         Ok(false)
     }
     fn bytes(&self) -> usize {
-        self.bytes.len() + 4 * self.ends.len() + 4 * self.ends.len() + self.made.iter().map(|m| lock(m).bytes()).sum::<usize>()
+        self.bytes.len() + 4 * self.ends.len() + 4 * self.ends.len() + self.made_bytes.load(Ordering::SeqCst)
     }
 }
 
@@ -1008,25 +1046,29 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A slice's states are split into units (one a thread, `Taken`) by buckets: BUCKETS of them,
-/// each owned by a unit. The workers claim the first units; this thread, which first stores the
-/// slice before, claims what is left (the last unit, mostly), so the last unit owns fewer
-/// buckets, as many as keeps every thread busy until the end (`Balance`). More units than
-/// threads cost more than they balance: a unit's cache interns the groups its steps lead to,
-/// and each more unit interns them again (session 15: 4 units on 2 threads, 12 % more CPU).
+/// each owned by a unit. The last unit is this thread's, which also stores every slice, so it
+/// owns fewer buckets, as many as keeps every thread busy (`Balance`). More units than threads
+/// cost more than they balance: a unit's cache interns the groups its steps lead to, and each
+/// more unit interns them again (session 15: 4 units on 2 threads, 12 % more CPU).
 const BUCKETS: usize = 64;
 
 /// Which unit owns each bucket: the last owns `last` buckets, the others share the rest evenly.
-/// `last` moves a bucket at a time after each slice towards the point where this thread (storing
-/// then expanding) and the workers finish together.
+/// `last` moves a bucket at a time towards the point where no thread waits for another.
 struct Balance {
     units: usize,
     last: usize,
     owner: [u8; BUCKETS],
+        /// Waits of this thread less those of the workers since the last move.
+    score: i32,
 }
+
+/// Waits one way (`Balance::score`) before a bucket moves: a bucket moved is a bucket whose
+/// groups the other cache meets afresh (each move back and forth costs memory and time).
+const HYSTERESIS: i32 = 4;
 
 impl Balance {
     fn new(units: usize) -> Balance {
-        let mut b = Balance { units, last: BUCKETS / units, owner: [0; BUCKETS] };
+        let mut b = Balance { units, last: BUCKETS / units, owner: [0; BUCKETS], score: 0 };
         b.assign();
         b
     }
@@ -1036,9 +1078,14 @@ impl Balance {
             *o = if k >= rest { others } else { k * others / rest.max(1) } as u8;
         }
     }
-    /// After a slice: whether this thread finished its part before the workers did theirs.
-    fn finished(&mut self, first: bool) {
-        let last = if first { (self.last + 1).min(BUCKETS - self.units + 1) } else { self.last.saturating_sub(1).max(1) };
+    /// This thread waited for the workers (`more`: it takes a bucket more) or they for it.
+    fn waited(&mut self, more: bool) {
+        self.score += if more { 1 } else { -1 };
+        if self.score.abs() < HYSTERESIS {
+            return;
+        }
+        self.score = 0;
+        let last = if more { (self.last + 1).min(BUCKETS - self.units + 1) } else { self.last.saturating_sub(1).max(1) };
         if last != self.last {
             self.last = last;
             self.assign();
@@ -1064,34 +1111,58 @@ fn search_alone(search: &mut Search, job: &Job, hands: &mut Hands, cache: &mut C
     Ok(())
 }
 
-/// The search on `hands.len()` threads, this one and workers that live as long as the search:
-/// slice k is stored on this thread while the workers expand slice k + 1 (taken from the states
-/// stored before slice k is, so no one reads the store while it changes), then this thread
-/// claims what is left of slice k + 1. Threads are started once: on this machine a thread costs
-/// up to a millisecond to start, as much as expanding a slice (session 15).
+/// Slices in flight at once (taken, not yet stored): a thread runs up to this many slices ahead
+/// of the slice being stored, so no thread waits for another at the end of every slice.
+const IN_FLIGHT: usize = 4;
+
+/// The search on `hands.len()` threads, this one and workers that live as long as the search.
+/// Slices are taken from the BFS queue (states stored already, so no one reads the store while
+/// it changes) up to IN_FLIGHT at a time; worker u expands unit u of each in turn, this thread
+/// its own (the last) unit, and stores each slice, in order, once all its units are made.
+/// Threads are started once: on this machine a thread costs up to a millisecond to start, as
+/// much as expanding a slice (session 15).
 fn search_in_slices(search: &mut Search, job: &Job, mut hands: Vec<Hands>, caches: &[Mutex<Cache>]) -> Result<(), String> {
-    let mine = hands.remove(0);
-    let hub = Hub { slice: Mutex::new(None), posted: Signal::default(), done: Signal::default(), gone: AtomicBool::new(false) };
+    let mine = hands.pop().ok_or("no explorer thread")?;
+    let hub = Hub {
+        flight: Mutex::new((0, VecDeque::new())),
+        posted: Signal::default(),
+        done: Signal::default(),
+        end: AtomicBool::new(false),
+        skip: AtomicBool::new(false),
+        hungry: AtomicBool::new(false),
+        gone: AtomicBool::new(false),
+    };
     std::thread::scope(|s| {
         let mut workers = Vec::new();
-        for mut h in hands {
+        for (u, mut h) in hands.into_iter().enumerate() {
             let hub = &hub;
             workers.push(s.spawn(move || {
                 // says so however the thread ends (a panic included), so no one waits for it
                 let _leaving = Leaving(hub);
-                let mut seen = 0;
+                let mut cache = lock(&caches[u]);
+                let mut k = 0u64;
                 loop {
-                    seen = hub.posted.wait_past(seen);
-                    let Some(taken) = lock(&hub.slice).clone() else { return };
-                    taken.claim(job, &mut h, caches);
-                    drop(taken);
+                    if hub.posted.get() <= k {
+                        hub.hungry.store(true, Ordering::Relaxed);
+                    }
+                    hub.posted.wait_past(k);
+                    if hub.end.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let t = {
+                        let f = lock(&hub.flight);
+                        f.1[(k - f.0) as usize].clone()
+                    };
+                    t.expand_unit(u, job, &mut h, &mut cache, hub.skip.load(Ordering::Relaxed));
+                    drop(t);
                     hub.done.bump();
+                    k += 1;
                 }
             }));
         }
-        let ran = pipeline(search, job, mine, caches, &hub, workers.len());
-        // the workers end when they find no slice
-        *lock(&hub.slice) = None;
+        let ran = pipeline(search, job, mine, caches, &hub);
+        // the workers end when they see the end
+        hub.end.store(true, Ordering::SeqCst);
         hub.posted.bump();
         let joined: Result<(), String> =
             workers.into_iter().try_for_each(|w| w.join().map_err(|_| "an explorer thread panicked".to_string()));
@@ -1099,12 +1170,17 @@ fn search_in_slices(search: &mut Search, job: &Job, mut hands: Vec<Hands>, cache
     })
 }
 
-/// What the calling thread and the workers share: the slice to expand (None: stop), a signal
-/// when one is posted, one each time a worker is done with it, and whether a worker has ended.
+/// What the calling thread and the workers share: the slices in flight (the number of the
+/// first, and the slices in order), a signal each time one is posted and each time a worker is
+/// done with one, the end of the search, whether what is left is skipped (the search stopped),
+/// whether a worker waited for a slice, and whether a worker has ended.
 struct Hub {
-    slice: Mutex<Option<Arc<Taken>>>,
+    flight: Mutex<(u64, VecDeque<Arc<Taken>>)>,
     posted: Signal,
     done: Signal,
+    end: AtomicBool,
+    skip: AtomicBool,
+    hungry: AtomicBool,
     gone: AtomicBool,
 }
 
@@ -1164,76 +1240,90 @@ impl Signal {
     }
 }
 
-/// `search_in_slices`' loop on the calling thread: each slice posted to the `workers` through
-/// `hub`, expanded while the one before is stored here, then what is left of it claimed here.
-fn pipeline(search: &mut Search, job: &Job, mut hands: Hands, caches: &[Mutex<Cache>], hub: &Hub, workers: usize) -> Result<(), String> {
-    let gone = || "an explorer thread ended early".to_string();
+/// `search_in_slices`' loop on the calling thread: slices posted while fewer than IN_FLIGHT are
+/// in flight, the oldest stored once all its units are made, else this thread's unit of the
+/// next slice expanded here, else a wait for the workers.
+fn pipeline(search: &mut Search, job: &Job, mut hands: Hands, caches: &[Mutex<Cache>], hub: &Hub) -> Result<(), String> {
     let units = caches.len();
-    let mut spare: Option<Taken> = None;
+    let mine = units - 1;
+    let mut cache = lock(&caches[mine]);
+    let mut spare: Vec<Taken> = Vec::new();
     let mut balance = Balance::new(units);
-    let mut done_seen = 0u64;
-    // the slice waiting to be stored, and where each of its states' output is
-    let mut waiting: Option<Arc<Taken>> = None;
-    let (mut made_at, mut next_at) = (Vec::new(), Vec::new());
+    let mut made_at = Vec::new();
+    let (mut posted, mut stored, mut expanded) = (0u64, 0u64, 0u64);
     let mut taken_up_to = search.head;
+    let mut was_full = false;
     loop {
-        let n = SLICE.min(search.store.len() - taken_up_to);
-        if n == 0 && waiting.is_none() {
-            return Ok(());
-        }
-        let next = if n > 0 {
-            let mut t = spare.take().unwrap_or_else(|| Taken::new(units));
+        while posted - stored < IN_FLIGHT as u64 && search.store.len() > taken_up_to {
+            let n = SLICE.min(search.store.len() - taken_up_to);
+            // a worker that waited for a slice while the window was full waited for this
+            // thread's storing (not for a BFS level too narrow to fill the window)
+            if hub.hungry.swap(false, Ordering::Relaxed) && was_full {
+                balance.waited(false);
+            }
+            let mut t = spare.pop().unwrap_or_else(|| Taken::new(units));
             t.take(&mut search.queue, n, job.cached, &balance.owner)?;
             taken_up_to += n;
-            let t = Arc::new(t);
-            *lock(&hub.slice) = Some(t.clone());
+            lock(&hub.flight).1.push_back(Arc::new(t));
+            posted += 1;
             hub.posted.bump();
-            Some(t)
-        } else {
-            None
-        };
-        let stopped = match &waiting {
-            Some(w) => w.store(search, &made_at)?,
-            None => false,
-        };
-        if let Some(t) = &next {
-            if stopped {
-                // no one claims more
-                t.next.store(units, Ordering::Relaxed);
-            }
-            t.claim(job, &mut hands, caches);
-            // whether the workers were all done before this thread was
-            let all = done_seen + workers as u64;
-            balance.finished(hub.done.get() < all);
-            while done_seen < all {
-                done_seen = hub.done.wait_past(done_seen);
-            }
-            // a worker that ended (a panic) says so once instead of being done: what it made
-            // of its unit is partial
-            if hub.gone.load(Ordering::SeqCst) {
-                return Err(gone());
-            }
-            if let Some(e) = lock(&t.failed).take() {
-                return Err(e);
-            }
-            next_at.clear();
-            next_at.resize(n, (0u32, 0u32));
-            for (u, m) in t.made.iter().enumerate() {
-                for (k, i) in lock(m).took.iter().enumerate() {
-                    next_at[*i as usize] = (u as u32, k as u32);
-                }
-            }
         }
-        let held = waiting.as_ref().map_or(0, |w| w.bytes()) + next.as_ref().map_or(0, |t| t.bytes());
-        search.slice_peak = search.slice_peak.max(held);
-        if stopped {
+        if posted == stored {
             return Ok(());
         }
-        std::mem::swap(&mut made_at, &mut next_at);
-        if let Some(w) = std::mem::replace(&mut waiting, next) {
+        let done_seen = hub.done.get();
+        let oldest = lock(&hub.flight).1[0].clone();
+        if oldest.left.load(Ordering::SeqCst) == 0 {
+            if let Some(e) = lock(&oldest.failed).take() {
+                return Err(e);
+            }
+            made_at.clear();
+            made_at.resize(oldest.ends.len(), (0u32, 0u32));
+            for (u, m) in oldest.made.iter().enumerate() {
+                for (k, i) in lock(m).took.iter().enumerate() {
+                    made_at[*i as usize] = (u as u32, k as u32);
+                }
+            }
+            let held: usize = lock(&hub.flight).1.iter().map(|t| t.bytes()).sum();
+            search.slice_peak = search.slice_peak.max(held);
+            was_full = posted - stored == IN_FLIGHT as u64;
+            let stopped = oldest.store(search, &made_at)?;
+            {
+                let mut f = lock(&hub.flight);
+                f.1.pop_front();
+                f.0 += 1;
+            }
+            stored += 1;
             // every worker has let go of it (each drops its handle before it says done)
-            spare = Arc::try_unwrap(w).ok();
+            if let Ok(t) = Arc::try_unwrap(oldest) {
+                spare.push(t);
+            }
+            if stopped {
+                // what is in flight is made of nothing (the workers skip it), then dropped
+                hub.skip.store(true, Ordering::SeqCst);
+                return Ok(());
+            }
+            continue;
         }
+        if expanded < posted {
+            let t = {
+                let f = lock(&hub.flight);
+                f.1[(expanded - f.0) as usize].clone()
+            };
+            t.expand_unit(mine, job, &mut hands, &mut cache, false);
+            expanded += 1;
+            continue;
+        }
+        // this thread's part is made as far as it is posted: the workers' is behind (when the
+        // window is full: else the BFS level is too narrow to keep everyone busy)
+        drop(oldest);
+        if posted - stored == IN_FLIGHT as u64 {
+            balance.waited(true);
+        }
+        if hub.gone.load(Ordering::SeqCst) {
+            return Err("an explorer thread ended early".to_string());
+        }
+        hub.done.wait_past(done_seen);
     }
 }
 

@@ -223,8 +223,9 @@ impl Cache {
         &self.resps[r as usize]
     }
 
-    pub fn outs(&self, o: &StepOut) -> &[(u16, u32)] {
-        &self.outs[at(o.outs)]
+    /// The responses to parked requests of an outcome (`Out::outs`).
+    pub fn outs(&self, outs: (u32, u32)) -> &[(u16, u32)] {
+        &self.outs[at(outs)]
     }
 
     /// The group packed as `bytes` (`encode_group`), interned.
@@ -299,28 +300,17 @@ impl Cache {
         id
     }
 
-    /// The outcomes of stepping group `gid` (`before`) with `inp` under `settings` (`variant`
-    /// names the settings: 0 normal, 1 the append failing), in `step_all`'s order: from the
-    /// cache, or stepped now. An ill-formed step is not kept.
-    #[allow(clippy::too_many_arguments)]
-    pub fn step(
-        &mut self,
-        table: &Table,
-        gid: u32,
-        before: &Group,
-        inp: &Input,
-        settings: &Settings,
-        variant: u8,
-        checks: &[TransitionCheck],
-        f: &GroupFacts,
-    ) -> Result<Outcomes, StepError> {
-        let at = self.step_at(table, gid, before, inp, settings, variant, checks, f)?;
-        Ok(get_outcomes(&self.groups[gid as usize].steps, at))
+    /// Group `gid`'s step records (`step`, `own_outcomes`).
+    pub fn record(&self, gid: u32) -> &[u8] {
+        &self.groups[gid as usize].steps
     }
 
-    /// `step`: where its outcomes are in the group's record.
+    /// The outcomes of stepping group `gid` (`before`) with `inp` under `settings` (`variant`
+    /// names the settings: 0 normal, 1 the append failing), in `step_all`'s order: from the
+    /// cache, or stepped now; where they are in the group's record (`record`, `read_outcome`).
+    /// An ill-formed step is not kept.
     #[allow(clippy::too_many_arguments)]
-    fn step_at(
+    pub fn step(
         &mut self,
         table: &Table,
         gid: u32,
@@ -419,7 +409,7 @@ impl Cache {
             let here = self.groups[gid as usize].steps.len();
             let found = model
                 .group_input(a)
-                .and_then(|inp| self.step_at(&model.table, gid, before, &inp, &model.settings, 0, checks, f))
+                .and_then(|inp| self.step(&model.table, gid, before, &inp, &model.settings, 0, checks, f))
                 .and_then(|at| {
                     if (at.0 as usize) < here {
                         Err(StepError::Internal("two of a group's own actions with one input".into()))
@@ -435,8 +425,14 @@ impl Cache {
                     return Err(e);
                 }
             };
-            let outcomes = get_outcomes(&self.groups[gid as usize].steps, at);
-            if k < 64 && outcomes.iter().all(|o| o.unchanged && o.outs.0 == o.outs.1) {
+            let rec = &self.groups[gid as usize].steps;
+            let mut j = at.0 as usize;
+            let mut all_same = true;
+            while j < at.1 as usize {
+                let o = read_outcome(rec, &mut j);
+                all_same &= o.unchanged && o.outs.0 == o.outs.1;
+            }
+            if k < 64 && all_same {
                 same |= 1 << k;
             }
         }
@@ -445,9 +441,9 @@ impl Cache {
         Ok(same)
     }
 
-    /// The outcomes of the next of group `gid`'s own steps (`group_steps`): `pos` is where its
-    /// record is (0 for the first), moved past it.
-    pub fn own_outcomes(&self, gid: u32, pos: &mut usize) -> Result<Outcomes, StepError> {
+    /// Where the outcomes of the next of group `gid`'s own steps (`group_steps`) are in its
+    /// record: `pos` is where its record is (0 for the first), moved past it.
+    pub fn own_outcomes(&self, gid: u32, pos: &mut usize) -> Result<(u32, u32), StepError> {
         let rec = &self.groups[gid as usize].steps;
         if *pos + 3 > rec.len() {
             return Err(StepError::Internal("a group's own action beyond its records".into()));
@@ -456,7 +452,7 @@ impl Cache {
         let olen = u16::from_le_bytes([rec[*pos + 1], rec[*pos + 2]]) as usize;
         let o0 = *pos + 3 + klen;
         *pos = o0 + olen;
-        Ok(get_outcomes(rec, (o0 as u32, *pos as u32)))
+        Ok((o0 as u32, *pos as u32))
     }
 
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
@@ -552,9 +548,6 @@ impl GroupKeys {
     }
 }
 
-/// A step's outcomes (most steps have one).
-pub type Outcomes = SmallVec<[StepOut; 2]>;
-
 /// Appends an outcome to a step record: the group after (u32), flags (unchanged, verdicts,
 /// responses to parked requests, a reply), the rows' count and the rows (u16 each), then what the
 /// flags say follows: the reply (u16), the responses' start (u32) and count (u8), the verdicts
@@ -592,12 +585,31 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
+/// One outcome of a step as its record holds it (`read_outcome`): `StepOut` with its rows left
+/// in the record (`rows`: where, two bytes each, `Out::rows_of`).
+#[derive(Clone, Copy)]
+pub struct Out {
+    pub after: u32,
+    pub unchanged: bool,
+    rows: (u32, u32),
+    pub reply: u32,
+    pub outs: (u32, u32),
+    pub verdicts: u64,
+}
+
+impl Out {
+    /// Its rows, from the bytes it was read from.
+    pub fn rows_of<'a>(&self, rec: &'a [u8]) -> impl Iterator<Item = u16> + 'a {
+        rec[at(self.rows)].chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+}
+
 /// The outcome `put_outcome` wrote at `rec[*j..]`; `*j` moved past it.
-fn get_outcome(rec: &[u8], j: &mut usize) -> StepOut {
+pub fn read_outcome(rec: &[u8], j: &mut usize) -> Out {
     let after = u32_at(rec, *j);
     let (flags, n) = (rec[*j + 4], rec[*j + 5] as usize);
     let mut i = *j + 6;
-    let rows = (0..n).map(|k| u16::from_le_bytes([rec[i + 2 * k], rec[i + 2 * k + 1]])).collect();
+    let rows = (i as u32, (i + 2 * n) as u32);
     i += 2 * n;
     let mut reply = NO_RESP;
     if flags & 8 != 0 {
@@ -616,7 +628,7 @@ fn get_outcome(rec: &[u8], j: &mut usize) -> StepOut {
         i += 8;
     }
     *j = i;
-    StepOut { after, unchanged: flags & 1 != 0, rows, reply, outs, verdicts }
+    Out { after, unchanged: flags & 1 != 0, rows, reply, outs, verdicts }
 }
 
 /// The outcomes of the step keyed `key` in a group's step records, if there.
@@ -632,16 +644,6 @@ fn find_step(rec: &[u8], key: &[u8]) -> Option<(u32, u32)> {
         i = next;
     }
     None
-}
-
-/// The outcomes packed in `rec[at]` (`put_outcome`).
-fn get_outcomes(rec: &[u8], at: (u32, u32)) -> Outcomes {
-    let mut out = Outcomes::new();
-    let mut j = at.0 as usize;
-    while j < at.1 as usize {
-        out.push(get_outcome(rec, &mut j));
-    }
-    out
 }
 
 /// Whether no request is parked and no rebalance is under way (the liveness pass's targets).

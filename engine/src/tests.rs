@@ -310,9 +310,11 @@ fn the_step_cache_answers_each_key_with_its_own_step() {
     encode_group(&Group::default(), &mut enc).unwrap_or_else(|e| panic!("{e}"));
     let g = c.intern_bytes(&enc, &facts);
     let reply = |c: &mut Cache, gid: u32, before: &Group, x: &Input, variant: u8| {
-        let outcomes = c.step(&model.table, gid, before, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
-        assert_eq!(outcomes.len(), 1);
-        let o = outcomes[0].clone();
+        let at = c.step(&model.table, gid, before, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
+        let rec = &c.record(gid)[at.0 as usize..at.1 as usize];
+        let mut j = 0;
+        let o = crate::explore_cache::read_outcome(rec, &mut j);
+        assert_eq!(j, rec.len(), "one outcome");
         assert_eq!(o.verdicts, 1);
         (c.resp(o.reply).error(), o.after)
     };
