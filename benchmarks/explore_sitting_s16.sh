@@ -25,10 +25,10 @@ for i in $(seq "$ROUNDS"); do
     fi
   done
 done
-echo "| run | states per wall second: min, median, max | wall s: median | bytes a state |"
+echo "| run (threads) | states per wall second: min, median, max | wall s at the median | bytes a state: min-max |"
 echo "|---|---|---|---|"
 for r in $runs; do
-  sort -n "sit.$r" | awk -v r="$r" '{s[NR]=$1; b[NR]=$2; w[NR]=$3} END {
-    m = int((NR + 1) / 2); printf "| %s | %d k, %d k, %d k | %s | %s |\n", r, s[1] / 1000, s[m] / 1000, s[NR] / 1000, w[NR - m + 1], (b[1] == 0 ? "(pan)" : b[1] "-" b[NR]) }'
+  sort -n "sit.$r" | awk -v r="$r" '{s[NR]=$1; w[NR]=$3; if (NR == 1 || $2 < lo) lo = $2; if ($2 > hi) hi = $2} END {
+    m = int((NR + 1) / 2); printf "| %s | %d k, %d k, %d k | %s | %s |\n", r, s[1] / 1000, s[m] / 1000, s[NR] / 1000, w[m], (hi == 0 ? "(pan)" : lo "-" hi) }'
 done
 echo "== end $(date -u +%T) load: $(cut -d' ' -f1-3 /proc/loadavg)"
