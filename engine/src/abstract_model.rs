@@ -929,10 +929,11 @@ pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
         }
         out.push(rn.mid(c.member));
         out.push(small(c.generation));
-        let mut r: SmallVec<[Mid; 8]> = c.roster.iter().map(|m| rn.mid(*m)).collect();
-        r.sort_unstable();
-        out.push(r.len() as u8);
-        out.extend_from_slice(&r);
+        out.push(c.roster.len() as u8);
+        // the roster renamed and sorted, in place at the end of `out`
+        let r0 = out.len();
+        out.extend(c.roster.iter().map(|m| rn.mid(*m)));
+        out[r0..].sort_unstable();
     }
 }
 
