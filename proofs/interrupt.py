@@ -47,10 +47,17 @@ def interruptible() -> Iterator[None]:
     _flag.clear()
     z3.set_param("ctrl_c", False)
 
+    # Ctrl-Cs this handler has seen: the watcher thread sets the flag too, often before this
+    # handler runs for the same Ctrl-C, so the flag cannot tell a second Ctrl-C from the first
+    # (session 16: one Ctrl-C was taken for two and raised inside a Z3 callback, which printed
+    # a traceback)
+    seen = [0]
+
     def on_sigint(signum: int, frame: Optional[FrameType]) -> None:
-        if _flag.is_set():  # a second Ctrl-C: stop wherever we are
-            raise KeyboardInterrupt
+        seen[0] += 1
         _flag.set()
+        if seen[0] > 1:  # a second Ctrl-C: stop wherever we are
+            raise KeyboardInterrupt
 
     previous_handler = signal.signal(signal.SIGINT, on_sigint)
     original_check = z3.Solver.check
