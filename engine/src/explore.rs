@@ -12,7 +12,7 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{quiescent, read_outcome, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
+use crate::explore_cache::{outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
 use crate::step::{Callbacks, StepError};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
@@ -506,7 +506,7 @@ struct Hands {
     own: Vec<Action>,
     /// One step's successors: (the clients after it, whether it is a fault).
     succs: Vec<(Clients, bool)>,
-    /// One step's outcomes, the bytes of their record (`read_outcome`).
+    /// One step's outcomes, the bytes of their record (`outcomes_in`).
     outcomes: Vec<u8>,
 }
 
@@ -662,9 +662,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     type Visit<'v> = dyn FnMut(&mut Cache, u32, &Clients, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
     let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &[u8]| -> Result<(), StepError> {
         let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
-        let mut j = 0;
-        while j < outcomes.len() {
-            let o = &read_outcome(outcomes, &mut j);
+        for o in outcomes_in(outcomes) {
+            let o = &o;
             // what the step delivers to whom (responses of the cache), as abstract.py's emit
             let mut to: SmallVec<[(usize, u32); 4]> = SmallVec::new();
             if sends && o.reply != NO_RESP {
@@ -717,8 +716,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 let fault = model.fault_of(w, a);
                 let r = cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
                 // copied out of the cache, which making the successors changes
-                outcomes.clear();
-                outcomes.extend_from_slice(&cache.record(gid)[at(r)]);
+                copy_outcomes(cache, gid, r, outcomes);
                 outcomes_of(&mut visit, cache, a, fault, outcomes)?;
             }
         }
@@ -726,17 +724,13 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         let mut pos = 0;
         for (k, a) in own.iter().enumerate() {
             let fault = model.fault_of(w, a);
-            let r = cache.own_outcomes(gid, &mut pos)?;
-            outcomes.clear();
-            outcomes.extend_from_slice(&cache.record(gid)[at(r)]);
+            copy_outcomes(cache, gid, cache.own_outcomes(gid, &mut pos)?, outcomes);
             if same & (1 << k.min(63)) == 0 || k >= 64 {
                 outcomes_of(&mut visit, cache, a, fault, outcomes)?;
                 continue;
             }
             // the world itself after each outcome (what `visit` finds, without looking)
-            let mut j = 0;
-            while j < outcomes.len() {
-                let o = read_outcome(outcomes, &mut j);
+            for o in outcomes_in(outcomes) {
                 visit(cache, SAME, &w.clients, Some((&o, outcomes)), fault)?;
             }
         }
@@ -744,6 +738,12 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     };
     let found = each();
     made.finish(mark, found, quiet)
+}
+
+/// The bytes of group `gid`'s step outcomes at `r` in its record, into `out`.
+fn copy_outcomes(cache: &Cache, gid: u32, r: (u32, u32), out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&cache.record(gid)[at(r)]);
 }
 
 fn no_callbacks() -> String {

@@ -307,7 +307,7 @@ impl Cache {
 
     /// The outcomes of stepping group `gid` (`before`) with `inp` under `settings` (`variant`
     /// names the settings: 0 normal, 1 the append failing), in `step_all`'s order: from the
-    /// cache, or stepped now; where they are in the group's record (`record`, `read_outcome`).
+    /// cache, or stepped now; where they are in the group's record (`record`, `outcomes_in`).
     /// An ill-formed step is not kept.
     #[allow(clippy::too_many_arguments)]
     pub fn step(
@@ -425,14 +425,8 @@ impl Cache {
                     return Err(e);
                 }
             };
-            let rec = &self.groups[gid as usize].steps;
-            let mut j = at.0 as usize;
-            let mut all_same = true;
-            while j < at.1 as usize {
-                let o = read_outcome(rec, &mut j);
-                all_same &= o.unchanged && o.outs.0 == o.outs.1;
-            }
-            if k < 64 && all_same {
+            let rec = &self.groups[gid as usize].steps[at.0 as usize..at.1 as usize];
+            if k < 64 && outcomes_in(rec).all(|o| o.unchanged && o.outs.0 == o.outs.1) {
                 same |= 1 << k;
             }
         }
@@ -585,7 +579,7 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
-/// One outcome of a step as its record holds it (`read_outcome`): `StepOut` with its rows left
+/// One outcome of a step as its record holds it (`outcomes_in`): `StepOut` with its rows left
 /// in the record (`rows`: where, two bytes each, `Out::rows_of`).
 #[derive(Clone, Copy)]
 pub struct Out {
@@ -604,8 +598,14 @@ impl Out {
     }
 }
 
+/// The outcomes `put_outcome` wrote one after the other in `rec`, in order.
+pub fn outcomes_in(rec: &[u8]) -> impl Iterator<Item = Out> + '_ {
+    let mut j = 0;
+    std::iter::from_fn(move || (j < rec.len()).then(|| read_outcome(rec, &mut j)))
+}
+
 /// The outcome `put_outcome` wrote at `rec[*j..]`; `*j` moved past it.
-pub fn read_outcome(rec: &[u8], j: &mut usize) -> Out {
+fn read_outcome(rec: &[u8], j: &mut usize) -> Out {
     let after = u32_at(rec, *j);
     let (flags, n) = (rec[*j + 4], rec[*j + 5] as usize);
     let mut i = *j + 6;

@@ -312,9 +312,9 @@ fn the_step_cache_answers_each_key_with_its_own_step() {
     let reply = |c: &mut Cache, gid: u32, before: &Group, x: &Input, variant: u8| {
         let at = c.step(&model.table, gid, before, x, &s, variant, &checks, &facts).unwrap_or_else(|_| panic!("the step failed"));
         let rec = &c.record(gid)[at.0 as usize..at.1 as usize];
-        let mut j = 0;
-        let o = crate::explore_cache::read_outcome(rec, &mut j);
-        assert_eq!(j, rec.len(), "one outcome");
+        let all: Vec<_> = crate::explore_cache::outcomes_in(rec).collect();
+        assert_eq!(all.len(), 1, "one outcome");
+        let o = all[0];
         assert_eq!(o.verdicts, 1);
         (c.resp(o.reply).error(), o.after)
     };
