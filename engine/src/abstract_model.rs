@@ -637,10 +637,32 @@ impl Model {
     }
 
     pub(crate) fn deliver(&self, w: &World, a: &Action, deliveries: &[(usize, &Resp)], lost: impl Fn(usize) -> bool, cs: &mut Clients) {
-        cs.clone_from(&w.clients);
-        if self.b.open {
-            return;
+        self.deliver_over(w, a, deliveries, lost, cs, ALL_CLIENTS);
+    }
+
+    /// `deliver` into `cs`, which holds `w`'s clients but for those in `stale` (bit i: client i;
+    /// ALL_CLIENTS: anything): only those are copied from `w`. Answers the clients it changed,
+    /// the `stale` of the next call with the same `w`.
+    pub(crate) fn deliver_over(
+        &self,
+        w: &World,
+        a: &Action,
+        deliveries: &[(usize, &Resp)],
+        lost: impl Fn(usize) -> bool,
+        cs: &mut Clients,
+        stale: u32,
+    ) -> u32 {
+        if stale == ALL_CLIENTS || cs.len() != w.clients.len() {
+            cs.clone_from(&w.clients);
+        } else {
+            for i in (0..cs.len()).filter(|i| stale & 1 << i != 0) {
+                cs[i].clone_from(&w.clients[i]);
+            }
         }
+        if self.b.open {
+            return 0;
+        }
+        let mut changed = 0u32;
         if matches!(a.kind, ActKind::Send | ActKind::Impersonate) {
             let ci = a.client as usize;
             match &a.req {
@@ -649,11 +671,14 @@ impl Model {
                 Some(Req::Leave { .. }) => cs[ci] = Client::fresh(cs[ci].epoch),
                 _ => {}
             }
+            changed |= 1 << ci;
         }
         for (k, (i, resp)) in deliveries.iter().enumerate() {
             let c = std::mem::take(&mut cs[*i]);
             cs[*i] = react(c, resp, lost(k));
+            changed |= 1 << *i;
         }
+        changed
     }
 
     /// AbstractModel.within_bounds
@@ -758,6 +783,8 @@ fn put_counts(out: &mut Vec<u8>, a: usize, b: usize) {
 }
 
 pub const MAX_CLIENTS: usize = 16;
+/// Every client, as a set of clients (bit i: client i).
+pub const ALL_CLIENTS: u32 = u32::MAX;
 
 /// A permutation of client indices (abstract.py Renamer): client i is renamed perm[i].
 #[derive(Clone, Debug)]
@@ -923,17 +950,24 @@ pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
     }
     for &i in &at[..clients.len()] {
         let c = &clients[i as usize];
-        out.push(c.phase as u8 | (c.leader as u8) << 3 | c.epoch.min(15) << 4);
+        let head = c.phase as u8 | (c.leader as u8) << 3 | c.epoch.min(15) << 4;
         if c.epoch >= 15 {
-            out.push(c.epoch);
+            out.extend_from_slice(&[head, c.epoch]);
+        } else {
+            out.push(head);
         }
-        out.push(rn.mid(c.member));
-        out.push(small(c.generation));
-        out.push(c.roster.len() as u8);
-        // the roster renamed and sorted, in place at the end of `out`
-        let r0 = out.len();
-        out.extend(c.roster.iter().map(|m| rn.mid(*m)));
-        out[r0..].sort_unstable();
+        let (m, g, r) = (rn.mid(c.member), small(c.generation), &c.roster);
+        match r.len() {
+            0 => out.extend_from_slice(&[m, g, 0]),
+            1 => out.extend_from_slice(&[m, g, 1, rn.mid(r[0])]),
+            n => {
+                out.extend_from_slice(&[m, g, n as u8]);
+                // the roster renamed and sorted, in place at the end of `out`
+                let r0 = out.len();
+                out.extend(r.iter().map(|m| rn.mid(*m)));
+                out[r0..].sort_unstable();
+            }
+        }
     }
 }
 
@@ -1003,7 +1037,16 @@ impl Canon {
             for (k, o) in order[lo..hi].iter_mut().enumerate() {
                 *o = (lo + k) as u8;
             }
-            order[lo..hi].sort_by_key(|i| (sigs[*i as usize], *i));
+            // by signature, ties in client order (insertion: a handful of clients)
+            for a in lo + 1..hi {
+                let x = order[a];
+                let mut b = a;
+                while b > lo && sigs[order[b - 1] as usize] > sigs[x as usize] {
+                    order[b] = order[b - 1];
+                    b -= 1;
+                }
+                order[b] = x;
+            }
             let mut k = lo;
             while k < hi {
                 let mut j = k;
@@ -1070,18 +1113,20 @@ pub fn canonical_key(w: &World, rns: &[Renamer], out: &mut Vec<u8>) {
 }
 
 /// What client `i` looks like with every id forgotten (the same for a client and its image under
-/// any renaming), from its own fields and `gsig`, its group's part (`group_signature`); a hash,
-/// so equal signatures may merely collide, which only costs renamings.
+/// any renaming): its own fields exactly in the low 34 bits, and `gsig`, its group's part
+/// (`group_signature`, a hash), above them; equal signatures may merely collide, which only
+/// costs renamings.
 fn client_signature(c: &Client, i: u8, gsig: u64) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    (c.phase as u8, c.generation, c.leader, c.epoch, c.roster.len(), c.member == NOID, gsig).hash(&mut h);
-    let mine = |m: Mid| m != NOID && base_of(m) == i;
-    if mine(c.member) {
-        // which of its members the client knows itself as (ids forgotten)
-        (c.member & 15).hash(&mut h);
-    }
-    h.finish()
+    // which of its members the client knows itself as (ids forgotten)
+    let own = if c.member != NOID && base_of(c.member) == i { 0x10 | (c.member & 15) as u64 } else { 0 };
+    let local = c.phase as u64
+        | (c.leader as u64) << 3
+        | ((c.member == NOID) as u64) << 4
+        | own << 5
+        | (c.roster.len().min(255) as u64) << 10
+        | (small(c.generation) as u64) << 18
+        | (c.epoch as u64) << 26;
+    gsig << 34 | local
 }
 
 /// The group's part of client `i`'s signature: its members, pending ids and leadership, ids

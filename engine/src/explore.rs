@@ -504,8 +504,9 @@ struct Hands {
     actions: Vec<Action>,
     /// The group's own actions (`Model::group_actions_into`).
     own: Vec<Action>,
-    /// One step's successors: (the clients after it, whether it is a fault).
-    succs: Vec<(Clients, bool)>,
+    /// One step's successors: (the clients after it, whether it is a fault, the clients that
+    /// may differ from the state's: `Model::deliver_over`).
+    succs: Vec<(Clients, bool, u32)>,
     /// One step's outcomes, the bytes of their record (`outcomes_in`).
     outcomes: Vec<u8>,
 }
@@ -620,6 +621,10 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     }
     w.group = decode_group(&here[..glen]).0;
     w.clients = decode_clients(&here[glen..], model.n as usize);
+    // the successors' buffers hold another world's clients
+    for (_, _, stale) in succs.iter_mut() {
+        *stale = ALL_CLIENTS;
+    }
     actions.clear();
     model.client_actions_into(w, actions);
     // one successor: the world of group `g` and `clients`, after outcome `step` (read from
@@ -684,14 +689,16 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
             let lost = model.b.has(F_LOST) && !model.b.open && nd > 0;
             let variants: u32 = if lost { 1 << nd } else { 1 };
-            succs.resize_with(variants as usize, || (Clients::new(), false));
+            if succs.len() < variants as usize {
+                succs.resize_with(variants as usize, || (Clients::new(), false, ALL_CLIENTS));
+            }
             for bits in 0..variants {
-                let (cs, f) = &mut succs[bits as usize];
-                model.deliver(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0, cs);
+                let (cs, f, stale) = &mut succs[bits as usize];
+                *stale = model.deliver_over(w, a, &deliveries, |k| bits & (1 << (nd - 1 - k)) != 0, cs, *stale);
                 *f = fault || bits != 0;
             }
             drop(deliveries);
-            for (cs, f) in succs[..variants as usize].iter() {
+            for (cs, f, _) in succs[..variants as usize].iter() {
                 visit(cache, o.after, cs, Some((o, outcomes)), *f)?;
             }
         }

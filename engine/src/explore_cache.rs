@@ -14,7 +14,11 @@ use crate::model::*;
 use crate::step::{step_each, Fired, Settings, StepError, Table, Transition};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
+use crate::recent::{self, Recent};
 use std::hash::BuildHasher;
+
+/// The slots of a cache's `Recent` table of canonical keys.
+const RECENT_SLOTS: usize = 4096;
 
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
@@ -27,8 +31,6 @@ pub struct GroupInfo {
     pub quiet: bool,
     /// Bit i: native state invariant i is violated.
     pub state_viols: u64,
-    /// Where `group_signature(group, i)` for each client i starts in `Cache::sigs`.
-    sigs: u32,
     /// The number (`GroupKeys`) of `group_key(group, rn)` for the renamings met so far: (the
     /// renaming's code, the number).
     keys: SmallVec<[(u64, u32); 2]>,
@@ -37,6 +39,8 @@ pub struct GroupInfo {
     /// it is.
     own_made: bool,
     own_same: u64,
+    /// Where the records of its own actions end (the others' lookups start there).
+    own_end: u32,
     /// The steps of this group met so far, one record each: the key's length (u8) and the
     /// outcomes' (u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
     /// (`put_outcome`). A group has a few dozen, read together: kept here, they are read from
@@ -67,6 +71,8 @@ pub struct Cache {
     groups: Vec<GroupInfo>,
     group_table: HashTable<u32>,
     group_bytes: Vec<u8>,
+    /// With symmetry, `group_signature(group, i)` of each group for each client i, group after
+    /// group in their order (a group's at its number times the clients').
     sigs: Vec<u32>,
     /// Bytes of the groups' step records (`GroupInfo::steps`), capacity counted.
     step_bytes: usize,
@@ -79,6 +85,9 @@ pub struct Cache {
     limit: usize,
     key: Vec<u8>,
     enc: Vec<u8>,
+    /// The canonical keys of worlds met lately, by the world (its group's number here and its
+    /// clients packed).
+    recent_keys: Recent<{ recent::KEY }>,
     pub hits: u64,
     pub misses: u64,
     /// Times the cache was emptied.
@@ -96,10 +105,11 @@ fn at(r: (u32, u32)) -> std::ops::Range<usize> {
     r.0 as usize..r.1 as usize
 }
 
-/// An injective encoding of an input (its fields, each in full), appended to `out`.
+/// An injective encoding of an input (its fields, each in full; numbers as varints, most are
+/// small: a step record holds one), appended to `out`.
 fn input_key(x: &Input, out: &mut Vec<u8>) {
     out.push(x.kind as u8);
-    out.extend_from_slice(&x.request_id.to_le_bytes());
+    put_var(out, x.request_id as u32);
     match x.member {
         None => out.push(0),
         Some(m) => out.extend_from_slice(&[1, m]),
@@ -113,17 +123,17 @@ fn input_key(x: &Input, out: &mut Vec<u8>) {
         Req::Join(j) => {
             out.extend_from_slice(&[1, j.member, j.ptype, j.protocols, j.instance, j.client]);
             out.push(j.require_known as u8 | (j.skip as u8) << 1);
-            out.extend_from_slice(&j.session_timeout.to_le_bytes());
-            out.extend_from_slice(&j.rebalance_timeout.to_le_bytes());
+            put_zz(out, j.session_timeout);
+            put_zz(out, j.rebalance_timeout);
         }
         Req::Sync { member, generation, instance, ptype, pname, assignments } => {
             out.extend_from_slice(&[2, *member, *instance, *ptype, *pname, assignments.len() as u8]);
             out.extend_from_slice(assignments);
-            out.extend_from_slice(&generation.to_le_bytes());
+            put_zz(out, *generation);
         }
         Req::Heartbeat { member, generation, instance } => {
             out.extend_from_slice(&[3, *member, *instance]);
-            out.extend_from_slice(&generation.to_le_bytes());
+            put_zz(out, *generation);
         }
         Req::Leave { members } => {
             out.extend_from_slice(&[4, members.len() as u8]);
@@ -133,13 +143,18 @@ fn input_key(x: &Input, out: &mut Vec<u8>) {
         }
         Req::Commit { member, generation, instance } => {
             out.extend_from_slice(&[5, *member, *instance]);
-            out.extend_from_slice(&generation.to_le_bytes());
+            put_zz(out, *generation);
         }
         Req::Fetch => out.push(6),
         Req::Describe => out.push(7),
         Req::List { filter } => out.extend_from_slice(&[8, *filter]),
         Req::Delete => out.push(9),
     }
+}
+
+/// A signed value as a varint (zigzag: small magnitudes, small codes).
+fn put_zz(out: &mut Vec<u8>, v: i32) {
+    put_var(out, ((v << 1) ^ (v >> 31)) as u32);
 }
 
 /// What a group's facts are computed from.
@@ -165,6 +180,7 @@ impl Cache {
             limit,
             key: Vec::new(),
             enc: Vec::new(),
+            recent_keys: Recent::new(RECENT_SLOTS),
             hits: 0,
             misses: 0,
             clears: 0,
@@ -184,6 +200,7 @@ impl Cache {
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
+            + self.recent_keys.bytes()
     }
 
     /// The most bytes it held.
@@ -208,6 +225,8 @@ impl Cache {
         self.outs.clear();
         self.resps.clear();
         self.resp_table.clear();
+        // they name groups by number
+        self.recent_keys.clear();
     }
 
     pub fn group(&self, gid: u32) -> &GroupInfo {
@@ -263,7 +282,6 @@ impl Cache {
         grow(&mut self.group_bytes, bytes.len());
         grow(&mut self.sigs, MAX_CLIENTS);
         self.group_bytes.extend_from_slice(bytes);
-        let sigs = self.sigs.len() as u32;
         if f.symmetry {
             self.sigs.extend((0..f.model.n).map(|i| group_signature(group, i) as u32));
         }
@@ -274,10 +292,10 @@ impl Cache {
             in_bounds: f.model.group_within_bounds(group),
             quiet: quiescent(group),
             state_viols,
-            sigs,
             keys: SmallVec::new(),
             own_made: false,
             own_same: 0,
+            own_end: 0,
             steps: Vec::new(),
             bytes: (b0, self.group_bytes.len() as u32),
         });
@@ -325,7 +343,8 @@ impl Cache {
         key.clear();
         key.push(variant);
         input_key(inp, &mut key);
-        if let Some(at) = find_step(&self.groups[gid as usize].steps, &key) {
+        let info = &self.groups[gid as usize];
+        if let Some(at) = find_step(&info.steps, info.own_end as usize, &key) {
             self.hits += 1;
             self.key = key;
             return Ok(at);
@@ -431,7 +450,7 @@ impl Cache {
             }
         }
         let info = &mut self.groups[gid as usize];
-        (info.own_made, info.own_same) = (true, same);
+        (info.own_made, info.own_same, info.own_end) = (true, same, info.steps.len() as u32);
         Ok(same)
     }
 
@@ -452,11 +471,27 @@ impl Cache {
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
     /// the group's part (`group_key`) replaced by its number in `keys` (a varint).
     pub fn canonical_key(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], keys: &GroupKeys, out: &mut Vec<u8>) {
+        // a world met lately (a successor of one state is often another's, or the same state's
+        // by another action) has its key remembered
+        let slot = self.recent_keys.find(|b| pack_world(gid, clients, b));
+        if let Some(Ok(k)) = slot {
+            out.clear();
+            out.extend_from_slice(self.recent_keys.get(k));
+            return;
+        }
+        self.canonical_key_made(canon, gid, clients, keys, out);
+        if let Some(Err(slot)) = slot {
+            self.recent_keys.put(slot, out);
+        }
+    }
+
+    fn canonical_key_made(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], keys: &GroupKeys, out: &mut Vec<u8>) {
         let info = &mut self.groups[gid as usize];
         let tmp = &mut self.enc;
         let mut gsig = [0u64; MAX_CLIENTS];
         if !self.sigs.is_empty() {
-            let first = info.sigs as usize;
+            // each group's, one a client, in the order of the groups
+            let first = gid as usize * clients.len();
             for (g, s) in gsig.iter_mut().zip(&self.sigs[first..first + clients.len()]) {
                 *g = *s as u64;
             }
@@ -480,6 +515,26 @@ impl Cache {
         };
         canon.key_parts(clients, &gsig, &mut gkey, out);
     }
+}
+
+/// The world of group `gid` and `clients` packed into `b` (the group's number, then the clients
+/// as `encode_clients` packs them); its length, None if it does not fit.
+fn pack_world(gid: u32, clients: &[Client], b: &mut [u8]) -> Option<usize> {
+    b.get_mut(..4)?.copy_from_slice(&gid.to_le_bytes());
+    let mut k = 4;
+    for c in clients {
+        let r = &c.roster;
+        if !(-1..=254).contains(&c.generation) {
+            return None;
+        }
+        let head = [c.phase as u8 | (c.leader as u8) << 3, c.member, (c.generation + 1) as u8, c.epoch, r.len() as u8];
+        b.get_mut(k..k + 5 + r.len())?[..5].copy_from_slice(&head);
+        for (j, m) in r.iter().enumerate() {
+            b[k + 5 + j] = *m;
+        }
+        k += 5 + r.len();
+    }
+    Some(k)
 }
 
 /// LEB128: 7 bits a byte, high bit set on all but the last.
@@ -631,9 +686,8 @@ fn read_outcome(rec: &[u8], j: &mut usize) -> Out {
     Out { after, unchanged: flags & 1 != 0, rows, reply, outs, verdicts }
 }
 
-/// The outcomes of the step keyed `key` in a group's step records, if there.
-fn find_step(rec: &[u8], key: &[u8]) -> Option<(u32, u32)> {
-    let mut i = 0;
+/// The outcomes of the step keyed `key` in a group's step records from `i` on, if there.
+fn find_step(rec: &[u8], mut i: usize, key: &[u8]) -> Option<(u32, u32)> {
     while i < rec.len() {
         let klen = rec[i] as usize;
         let olen = u16::from_le_bytes([rec[i + 1], rec[i + 2]]) as usize;

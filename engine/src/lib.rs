@@ -20,6 +20,7 @@ pub mod lockstep;
 pub mod model;
 pub mod properties;
 pub mod pyrandom;
+pub mod recent;
 pub mod step;
 
 #[cfg(feature = "python")]

@@ -582,7 +582,7 @@ pub struct Output {
 }
 
 /// check/abstract.py Client.
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
+#[derive(PartialEq, Eq, Debug, Default)]
 pub struct Client {
     pub phase: Phase,
     pub member: Mid,
@@ -590,6 +590,29 @@ pub struct Client {
     pub leader: bool,
     pub roster: Ids,
     pub epoch: u8,
+}
+
+/// Field by field, the roster copied as a slice (the derived `clone_from` made a new roster and
+/// dropped the old one, a client at a time, for every successor).
+impl Clone for Client {
+    fn clone(&self) -> Client {
+        Client {
+            phase: self.phase,
+            member: self.member,
+            generation: self.generation,
+            leader: self.leader,
+            roster: Ids::from_slice(&self.roster),
+            epoch: self.epoch,
+        }
+    }
+
+    fn clone_from(&mut self, s: &Client) {
+        (self.phase, self.member, self.generation, self.leader, self.epoch) = (s.phase, s.member, s.generation, s.leader, s.epoch);
+        if self.roster[..] != s.roster[..] {
+            self.roster.clear();
+            self.roster.extend_from_slice(&s.roster);
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
