@@ -1229,11 +1229,16 @@ fn dec_member(r: &mut Rd) -> Member {
 }
 
 fn put_gen(out: &mut Vec<u8>, g: i32) -> Result<(), String> {
+    out.push(packed_gen(g)?);
+    Ok(())
+}
+
+/// A generation-like value as the packed world holds it (one byte: -1..=254).
+fn packed_gen(g: i32) -> Result<u8, String> {
     if !(-1..=254).contains(&g) {
         return Err(format!("generation {g} is beyond the packed encoding"));
     }
-    out.push((g + 1) as u8);
-    Ok(())
+    Ok((g + 1) as u8)
 }
 
 pub fn encode_world(w: &World, out: &mut Vec<u8>) -> Result<(), String> {
@@ -1290,10 +1295,7 @@ pub fn encode_group(g: &Group, out: &mut Vec<u8>) -> Result<(), String> {
 /// The clients' part of a packed world (after the group's), appended to `out`.
 pub fn encode_clients(clients: &[Client], out: &mut Vec<u8>) -> Result<(), String> {
     for c in clients {
-        out.push(c.phase as u8 | (c.leader as u8) << 3);
-        out.push(c.member);
-        put_gen(out, c.generation)?;
-        out.push(c.roster.len() as u8);
+        out.extend_from_slice(&[c.phase as u8 | (c.leader as u8) << 3, c.member, packed_gen(c.generation)?, c.roster.len() as u8]);
         out.extend_from_slice(&c.roster);
         out.push(c.epoch);
     }

@@ -370,6 +370,10 @@ enum Target {
     /// world (`bytes[enc.0..enc.1]`) and the native state invariants it violates (`Made::viols`;
     /// the Python ones are asked when it is stored, once a state).
     New { hash: u64, key: (u32, u32), enc: (u32, u32), viols: (u32, u32) },
+    /// The target of an earlier successor made by the same thread for the same slice
+    /// (`Made::succs[j]`, a `New` one): a state's successors repeat, and so do those of the
+    /// states expanded one after the other; the storing thread looks each up once.
+    Again(u32),
 }
 
 #[derive(Clone, Copy)]
@@ -408,6 +412,8 @@ struct Made {
     bytes: Vec<u8>,
     /// The slice's states it took (`states[k]` was made of slice state `took[k]`).
     took: Vec<u32>,
+    /// The successors in `succs` whose target is `New`, by their key's hash (`Target::Again`).
+    news: HashTable<u32>,
 }
 
 impl Made {
@@ -418,6 +424,7 @@ impl Made {
         self.viols.clear();
         self.bytes.clear();
         self.took.clear();
+        self.news.clear();
     }
     /// Where the next state's output starts.
     fn mark(&self) -> Mark {
@@ -441,6 +448,7 @@ impl Made {
                 self.rows.truncate(at.rows);
                 self.viols.truncate(at.viols);
                 self.bytes.truncate(at.bytes);
+                self.news.retain(|j| (*j as usize) < at.succs);
                 Status::IllFormed { quiet }
             }
             Err(StepError::Internal(e)) => return Err(e),
@@ -456,6 +464,7 @@ impl Made {
             + self.succs.len() * std::mem::size_of::<SuccMade>()
             + 2 * (self.rows.len() + self.viols.len())
             + self.bytes.len()
+            + 9 * self.news.capacity()
     }
 }
 
@@ -468,9 +477,10 @@ struct Mark {
     bytes: usize,
 }
 
-/// The target of a successor whose canonical key is `key`: a state in `store`, or a new one (to
-/// it): its key, its packed world (`pack` appends it) and the state invariants it violates
-/// (`viols`) noted in `made`.
+/// The target of a successor whose canonical key is `key`: a state in `store`, the target of an
+/// earlier successor in `made`, or a new one (to it): its key, its packed world (`pack` appends
+/// it) and the state invariants it violates (`viols`) noted in `made`. The caller pushes the
+/// successor next.
 fn target_of(
     store: Option<&Store>,
     key: &[u8],
@@ -482,6 +492,14 @@ fn target_of(
     if let Some(i) = store.and_then(|s| s.find(hash, key)) {
         return Ok(Target::Known(i));
     }
+    let Made { succs, bytes, news, .. } = &*made;
+    let earlier = news.find(hash, |&j| match succs[j as usize].target {
+        Target::New { key: k, .. } => bytes[at(k)] == *key,
+        _ => false,
+    });
+    if let Some(&j) = earlier {
+        return Ok(Target::Again(j));
+    }
     let k0 = pos32(made.bytes.len())?;
     made.bytes.extend_from_slice(key);
     let e0 = pos32(made.bytes.len())?;
@@ -489,6 +507,13 @@ fn target_of(
     let end = pos32(made.bytes.len())?;
     let sv = pos32(made.viols.len())?;
     made.viols.extend(viols);
+    // the successor the caller pushes next
+    let j = pos32(made.succs.len())?;
+    let Made { succs, news, .. } = made;
+    news.insert_unique(hash, j, |&j| match succs[j as usize].target {
+        Target::New { hash, .. } => hash,
+        _ => 0,
+    });
     Ok(Target::New { hash, key: (k0, e0), enc: (e0, end), viols: (sv, pos32(made.viols.len())?) })
 }
 
@@ -794,7 +819,7 @@ struct Search<'a> {
 impl Search<'_> {
     /// Stores what was made of the next state in BFS order: Ok(true) when the search stops
     /// there.
-    fn absorb(&mut self, m: &Made, st: &StateMade) -> Result<bool, String> {
+    fn absorb(&mut self, m: &mut Made, st: StateMade) -> Result<bool, String> {
         let opts = self.opts;
         let node = self.head as u32;
         self.head += 1;
@@ -828,7 +853,8 @@ impl Search<'_> {
         let mut looped = false;
         // a successor's position among the state's successors
         let mut pos = 0usize;
-        for s in m.succs[at(st.succs)].iter() {
+        for si in at(st.succs) {
+            let s = m.succs[si];
             for v in &m.viols[at(s.viols)] {
                 self.report.add(self.transition_names[*v as usize], node, Some(pos as u32));
             }
@@ -844,8 +870,14 @@ impl Search<'_> {
                     if new {
                         self.new_state(m, node, pos, nxt, enc, viols)?;
                     }
+                    // for the successors made again of it (`Target::Again`)
+                    m.succs[si].target = Target::Known(nxt);
                     nxt
                 }
+                Target::Again(j) => match m.succs[j as usize].target {
+                    Target::Known(i) => i,
+                    _ => return Err("a successor made again of one not stored".to_string()),
+                },
             };
             self.targets.push((nxt, s.fault));
             pos += 1;
@@ -1033,10 +1065,11 @@ impl Taken {
     /// Stores the slice in the order a sequential search makes it (`made_at[i]`: state i's
     /// unit and its entry in that unit's `Made::states`): Ok(true) when the search stops there.
     fn store(&self, search: &mut Search, made_at: &[(u32, u32)]) -> Result<bool, String> {
-        let made: Vec<_> = self.made.iter().map(lock).collect();
+        let mut made: Vec<_> = self.made.iter().map(lock).collect();
         for &(u, k) in made_at {
-            let m = &made[u as usize];
-            if search.absorb(m, &m.states[k as usize])? {
+            let m = &mut *made[u as usize];
+            let st = m.states[k as usize];
+            if search.absorb(m, st)? {
                 return Ok(true);
             }
         }
@@ -1111,7 +1144,8 @@ fn search_alone(search: &mut Search, job: &Job, hands: &mut Hands, cache: &mut C
         made.took.push(0);
         expand(&Job { store: Some(&search.store), ..*job }, hands, cache, &world, &mut made)?;
         search.slice_peak = search.slice_peak.max(world.len() + made.bytes());
-        if search.absorb(&made, &made.states[0])? {
+        let st = made.states[0];
+        if search.absorb(&mut made, st)? {
             break;
         }
     }

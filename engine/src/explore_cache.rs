@@ -17,8 +17,9 @@ use smallvec::SmallVec;
 use crate::recent::{self, Recent};
 use std::hash::BuildHasher;
 
-/// The slots of a cache's `Recent` table of canonical keys.
+/// The slots of a cache's `Recent` table of canonical keys, and the room for a key in each.
 const RECENT_SLOTS: usize = 4096;
+const RECENT_ANSWER: usize = 32;
 
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
@@ -87,7 +88,7 @@ pub struct Cache {
     enc: Vec<u8>,
     /// The canonical keys of worlds met lately, by the world (its group's number here and its
     /// clients packed).
-    recent_keys: Recent<{ recent::KEY }>,
+    recent_keys: Recent<RECENT_ANSWER>,
     pub hits: u64,
     pub misses: u64,
     /// Times the cache was emptied.
@@ -473,15 +474,19 @@ impl Cache {
     pub fn canonical_key(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], keys: &GroupKeys, out: &mut Vec<u8>) {
         // a world met lately (a successor of one state is often another's, or the same state's
         // by another action) has its key remembered
-        let slot = self.recent_keys.find(|b| pack_world(gid, clients, b));
-        if let Some(Ok(k)) = slot {
-            out.clear();
-            out.extend_from_slice(self.recent_keys.get(k));
-            return;
-        }
+        let world = world_words(gid, clients);
+        let slot = match world.as_ref().map(|w| self.recent_keys.find(w)) {
+            Some(Ok(k)) => {
+                out.clear();
+                out.extend_from_slice(k);
+                return;
+            }
+            Some(Err(slot)) => Some(slot),
+            None => None,
+        };
         self.canonical_key_made(canon, gid, clients, keys, out);
-        if let Some(Err(slot)) = slot {
-            self.recent_keys.put(slot, out);
+        if let (Some(slot), Some(w)) = (slot, world) {
+            self.recent_keys.put(slot, &w, out);
         }
     }
 
@@ -517,24 +522,27 @@ impl Cache {
     }
 }
 
-/// The world of group `gid` and `clients` packed into `b` (the group's number, then the clients
-/// as `encode_clients` packs them); its length, None if it does not fit.
-fn pack_world(gid: u32, clients: &[Client], b: &mut [u8]) -> Option<usize> {
-    b.get_mut(..4)?.copy_from_slice(&gid.to_le_bytes());
-    let mut k = 4;
-    for c in clients {
+/// The world of group `gid` and `clients` as a `Recent` key, exactly: the group's number and
+/// the clients' count, then a word a client (its fields and up to four roster ids); None for
+/// a world that does not fit.
+fn world_words(gid: u32, clients: &[Client]) -> Option<recent::Key> {
+    let mut w = [0u64; recent::KEY_WORDS];
+    *w.get_mut(clients.len())? = 1 << 63 | (clients.len() as u64) << 32 | gid as u64;
+    for (x, c) in w.iter_mut().zip(clients) {
         let r = &c.roster;
-        if !(-1..=254).contains(&c.generation) {
+        if r.len() > 4 || !(-1..=254).contains(&c.generation) {
             return None;
         }
-        let head = [c.phase as u8 | (c.leader as u8) << 3, c.member, (c.generation + 1) as u8, c.epoch, r.len() as u8];
-        b.get_mut(k..k + 5 + r.len())?[..5].copy_from_slice(&head);
-        for (j, m) in r.iter().enumerate() {
-            b[k + 5 + j] = *m;
-        }
-        k += 5 + r.len();
+        let ids = r.iter().fold(0u64, |a, m| a << 8 | *m as u64);
+        *x = c.phase as u64
+            | (c.leader as u64) << 3
+            | (r.len() as u64) << 4
+            | (c.member as u64) << 7
+            | ((c.generation + 1) as u64) << 15
+            | (c.epoch as u64) << 23
+            | ids << 31;
     }
-    Some(k)
+    Some(w)
 }
 
 /// LEB128: 7 bits a byte, high bit set on all but the last.
