@@ -1309,29 +1309,42 @@ pub fn decode_world(b: &[u8], nclients: usize) -> World {
 
 /// The group of a packed world, and where its clients' part starts.
 pub fn decode_group(b: &[u8]) -> (Group, usize) {
+    let mut g = Group::default();
+    let n = decode_group_into(b, &mut g);
+    (g, n)
+}
+
+/// `decode_group` into `g` (its lists' room kept): the bytes read.
+pub fn decode_group_into(b: &[u8], g: &mut Group) -> usize {
     let mut r = Rd { b, i: 0 };
     let s0 = r.u8();
-    let generation = r.gen();
+    g.state = State::from_u8(s0 & 7);
+    g.owned = s0 & 8 != 0;
+    g.new_member_added = s0 & 16 != 0;
+    g.generation = r.gen();
     let pp = r.u8();
-    let leader = r.u8();
+    (g.ptype, g.pname) = (pp >> 4, pp & 15);
+    g.leader = r.u8();
     let nm = r.u8() as usize;
-    let members = (0..nm).map(|_| dec_member(&mut r)).collect();
+    g.members.clear();
+    g.members.extend((0..nm).map(|_| dec_member(&mut r)));
     let np = r.u8() as usize;
-    let pending = (0..np).map(|_| r.u8()).collect();
+    g.pending.clear();
+    g.pending.extend((0..np).map(|_| r.u8()));
     let nj = r.u8() as usize;
-    let join_timers = (0..nj)
-        .map(|_| {
-            let initial = r.u8() != 0;
-            let delay = r.i32();
-            let remaining = r.i32();
-            JoinTimer { initial, delay, remaining }
-        })
-        .collect();
+    g.join_timers.clear();
+    g.join_timers.extend((0..nj).map(|_| {
+        let initial = r.u8() != 0;
+        let delay = r.i32();
+        let remaining = r.i32();
+        JoinTimer { initial, delay, remaining }
+    }));
     let ns = r.u8() as usize;
-    let sync_timers = (0..ns).map(|_| r.gen()).collect();
-    let offsets = if r.u8() == 1 { Some(r.i32()) } else { None };
+    g.sync_timers.clear();
+    g.sync_timers.extend((0..ns).map(|_| r.gen()));
+    g.offsets = if r.u8() == 1 { Some(r.i32()) } else { None };
     let p0 = r.u8();
-    let persisted = if p0 & 1 == 1 {
+    g.persisted = if p0 & 1 == 1 {
         let state = State::from_u8(p0 >> 1);
         let generation = r.gen();
         let pp = r.u8();
@@ -1342,22 +1355,7 @@ pub fn decode_group(b: &[u8]) -> (Group, usize) {
     } else {
         None
     };
-    let group = Group {
-        state: State::from_u8(s0 & 7),
-        generation,
-        ptype: pp >> 4,
-        pname: pp & 15,
-        leader,
-        members,
-        pending,
-        join_timers,
-        sync_timers,
-        offsets,
-        persisted,
-        owned: s0 & 8 != 0,
-        new_member_added: s0 & 16 != 0,
-    };
-    (group, r.i)
+    r.i
 }
 
 fn skip_member(r: &mut Rd) {
@@ -1395,16 +1393,23 @@ pub fn group_len(b: &[u8]) -> usize {
 
 /// The clients' part of a packed world.
 pub fn decode_clients(b: &[u8], nclients: usize) -> Clients {
+    let mut cs = Clients::new();
+    decode_clients_into(b, nclients, &mut cs);
+    cs
+}
+
+/// `decode_clients` into `cs` (its rosters' room kept).
+pub fn decode_clients_into(b: &[u8], nclients: usize, cs: &mut Clients) {
     let mut r = Rd { b, i: 0 };
-    (0..nclients)
-        .map(|_| {
-            let p = r.u8();
-            let member = r.u8();
-            let generation = r.gen();
-            let nr = r.u8() as usize;
-            let roster = (0..nr).map(|_| r.u8()).collect();
-            let epoch = r.u8();
-            Client { phase: PHASES[(p & 7) as usize], member, generation, leader: p & 8 != 0, roster, epoch }
-        })
-        .collect()
+    cs.resize_with(nclients, Client::default);
+    for c in cs.iter_mut() {
+        let p = r.u8();
+        (c.phase, c.leader) = (PHASES[(p & 7) as usize], p & 8 != 0);
+        c.member = r.u8();
+        c.generation = r.gen();
+        let nr = r.u8() as usize;
+        c.roster.clear();
+        c.roster.extend((0..nr).map(|_| r.u8()));
+        c.epoch = r.u8();
+    }
 }

@@ -644,8 +644,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     if !in_bounds {
         return made.beyond(mark);
     }
-    w.group = decode_group(&here[..glen]).0;
-    w.clients = decode_clients(&here[glen..], model.n as usize);
+    decode_group_into(&here[..glen], &mut w.group);
+    decode_clients_into(&here[glen..], model.n as usize, &mut w.clients);
     // the successors' buffers hold another world's clients
     for (_, _, stale) in succs.iter_mut() {
         *stale = ALL_CLIENTS;

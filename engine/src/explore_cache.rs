@@ -359,9 +359,14 @@ impl Cache {
                 .enumerate()
                 .fold(0u64, |v, (i, check)| if check(&table.rows, before, inp, &t) { v | 1 << i } else { v });
             let unchanged = t.after == *before;
-            let mut after = t.after;
-            normalize(&mut after);
-            let after = self.intern_group(&after, f)?;
+            // a group of the cache is normalised: unchanged, it is itself
+            let after = if unchanged {
+                gid
+            } else {
+                let mut after = t.after;
+                normalize(&mut after);
+                self.intern_group(&after, f)?
+            };
             let rows = t.rows.clone();
             let reply = match &t.reply {
                 Some(r) => self.intern_resp(r),
@@ -371,6 +376,8 @@ impl Cache {
             for o in &t.outputs {
                 if let (Some(r), true) = (&o.resp, o.rid >= 1) {
                     let r = self.intern_resp(r);
+                    // grown by a quarter, as the step records
+                    grow(&mut self.outs, 1);
                     self.outs.push((o.rid, r));
                 }
             }
