@@ -23,7 +23,10 @@ def test_a_kafka_python_group_through_observe_is_judged_clean(tmp_path: str) -> 
         acked, consumed, errors = kafka_python_group(f"127.0.0.1:{obs.port}")
     finally:
         rc, out = obs.stop()
-    assert acked == 30 and consumed == {f"r{i}".encode() for i in range(30)} and errors == []
+    # a commit refused while the group rebalances is the protocol's answer (REBALANCE_IN_PROGRESS;
+    # a member slowed by a loaded machine rejoins late), not an error of the path judged here
+    unexpected = [e for e in errors if "commit: RebalanceInProgressError" not in e]
+    assert acked == 30 and consumed == {f"r{i}".encode() for i in range(30)} and unexpected == []
     doc = obs.doc()
     assert rc == EXIT_OK, (out, doc["groups"], doc["classes"])
     assert doc["findings"] == 0 and doc["stopped_by"] == "SIGTERM"
