@@ -1,7 +1,8 @@
 //! Times the native explorer without Python: the table as data from
-//! benchmarks/dump_table_json.py, closed mode, dynamic members, symmetry and liveness on.
+//! benchmarks/dump_table_json.py, closed mode, dynamic members, liveness on, symmetry on unless
+//! SYMMETRY is 0.
 //!
-//!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT] [THREADS] [CACHE 1|0]
+//!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT] [THREADS] [CACHE 1|0] [SYMMETRY 1|0]
 
 use groupspec_engine::abstract_model::{fault_bit, Bounds, Model};
 use groupspec_engine::explore::{explore, Options, LIVENESS, PARKED_ANSWERED};
@@ -46,7 +47,7 @@ fn process_cpu_seconds() -> f64 {
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 5 {
-        return Err("usage: explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [IDS] [REPEAT] [THREADS] [CACHE 1|0]".into());
+        return Err("usage: explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [IDS] [REPEAT] [THREADS] [CACHE 1|0] [SYMMETRY 1|0]".into());
     }
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&args[1]).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
@@ -95,7 +96,7 @@ fn main() -> Result<(), String> {
             .filter_map(|i| invariant_by_name(i[1].as_str().unwrap_or("")))
             .collect();
         let opts = Options {
-            symmetry: true,
+            symmetry: num(9, 1) != 0,
             invariants,
             py_invariants: Vec::new(),
             liveness: true,
@@ -131,7 +132,7 @@ fn main() -> Result<(), String> {
         let (wall, secs, psecs) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu, process_cpu_seconds() - pcpu);
         let names: Vec<&str> = out.violations.iter().map(|v| v.name.as_str()).collect();
         println!(
-            "states {} edges {} depth {} wall s {:.3} thread CPU s {:.3} states/thread CPU s {:.0} process CPU s {:.2} states/process CPU s {:.0} states/wall s {:.0} threads {} store bytes/state {:.1} violations {:?} ({LIVENESS}, {PARKED_ANSWERED} checked: {})",
+            "states {} edges {} depth {} wall s {:.3} thread CPU s {:.3} states/thread CPU s {:.0} process CPU s {:.2} states/process CPU s {:.0} states/wall s {:.0} threads {} store bytes/state {:.1} violations {:?} ({LIVENESS}, {PARKED_ANSWERED} checked: {}) steps memo hits {} misses {} clears {}",
             out.states,
             out.edges,
             out.depth,
@@ -144,7 +145,10 @@ fn main() -> Result<(), String> {
             opts.threads,
             out.store_bytes as f64 / out.states as f64,
             names,
-            out.liveness_checked
+            out.liveness_checked,
+            out.memo_hits,
+            out.memo_misses,
+            out.memo_clears
         );
     }
     Ok(())

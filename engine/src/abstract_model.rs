@@ -6,6 +6,7 @@
 
 use crate::model::*;
 use crate::step::*;
+use crate::varint::{put_var, put_zz};
 use smallvec::SmallVec;
 use std::rc::Rc;
 
@@ -757,20 +758,6 @@ fn put_i32(out: &mut Vec<u8>, v: i32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-/// LEB128: 7 bits a byte, high bit set on all but the last.
-fn put_var(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// A signed value as a varint (zigzag: small magnitudes, small codes).
-fn put_zz(out: &mut Vec<u8>, v: i32) {
-    put_var(out, ((v << 1) ^ (v >> 31)) as u32);
-}
-
 /// Two small counts in one byte (a nibble each), or an escape byte and both in full.
 fn put_counts(out: &mut Vec<u8>, a: usize, b: usize) {
     if a < 15 && b < 15 {
@@ -887,10 +874,10 @@ fn sorted_members_key(ms: &[Member], rn: &Renamer, out: &mut Vec<u8>) {
             out.push(protocols);
         }
         if aj != 0 {
-            put_var(out, aj as u32);
+            put_var(out, aj as u64);
         }
         if sy != 0 {
-            put_var(out, sy as u32);
+            put_var(out, sy as u64);
         }
     }
 }
@@ -923,14 +910,14 @@ pub fn group_key(g: &Group, rn: &Renamer, out: &mut Vec<u8>) {
     out.extend_from_slice(&pend);
     for t in &g.join_timers {
         out.push(t.initial as u8);
-        put_zz(out, t.remaining);
-        put_zz(out, t.delay);
+        put_zz(out, i64::from(t.remaining));
+        put_zz(out, i64::from(t.delay));
     }
     for s in &g.sync_timers {
         out.push(small(*s));
     }
     if let Some(o) = g.offsets {
-        put_zz(out, o);
+        put_zz(out, i64::from(o));
     }
     if let Some(p) = &g.persisted {
         out.push(p.state as u8);
@@ -1344,17 +1331,29 @@ pub fn decode_group_into(b: &[u8], g: &mut Group) -> usize {
     g.sync_timers.extend((0..ns).map(|_| r.gen()));
     g.offsets = if r.u8() == 1 { Some(r.i32()) } else { None };
     let p0 = r.u8();
-    g.persisted = if p0 & 1 == 1 {
+    if p0 & 1 == 1 {
         let state = State::from_u8(p0 >> 1);
         let generation = r.gen();
         let pp = r.u8();
         let leader = r.u8();
         let nm = r.u8() as usize;
-        let members = (0..nm).map(|_| dec_member(&mut r)).collect();
-        Some(std::sync::Arc::new(Persisted { state, generation, ptype: pp >> 4, pname: pp & 15, leader, members }))
+        // the group's own record is written over when no one else holds it (the last state's,
+        // whose steps are gone): no allocation a state
+        match g.persisted.as_mut().and_then(std::sync::Arc::get_mut) {
+            Some(p) => {
+                (p.state, p.generation, p.ptype, p.pname, p.leader) = (state, generation, pp >> 4, pp & 15, leader);
+                p.members.clear();
+                p.members.extend((0..nm).map(|_| dec_member(&mut r)));
+            }
+            None => {
+                let members = (0..nm).map(|_| dec_member(&mut r)).collect();
+                g.persisted =
+                    Some(std::sync::Arc::new(Persisted { state, generation, ptype: pp >> 4, pname: pp & 15, leader, members }));
+            }
+        }
     } else {
-        None
-    };
+        g.persisted = None;
+    }
     r.i
 }
 

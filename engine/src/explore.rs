@@ -12,8 +12,10 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
+use crate::explore_cache::{self, outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
+use crate::recent::Recent;
 use crate::step::{Callbacks, StepError};
+use crate::varint::{get_var, get_zz, put_var, put_zz};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use rustc_hash::FxHashMap;
@@ -261,27 +263,6 @@ impl Bits {
     }
 }
 
-fn put_var(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_var(b: &[u8], i: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let x = b[*i];
-        *i += 1;
-        v |= ((x & 0x7F) as u64) << shift;
-        if x < 0x80 {
-            return v;
-        }
-        shift += 7;
-    }
-}
 
 /// The non-fault edges of every processed state, in state order, for the liveness pass: per
 /// state a varint count, then its targets ascending (the first as a zigzag delta from the state,
@@ -297,7 +278,11 @@ impl Edges {
         let mut prev = node as i64;
         for (k, t) in targets.iter().enumerate() {
             let d = *t as i64 - prev;
-            put_var(&mut self.stream, if k == 0 { ((d << 1) ^ (d >> 63)) as u64 } else { (d - 1) as u64 });
+            if k == 0 {
+                put_zz(&mut self.stream, d);
+            } else {
+                put_var(&mut self.stream, (d - 1) as u64);
+            }
             prev = *t as i64;
         }
         self.count += targets.len();
@@ -309,8 +294,7 @@ impl Edges {
             let n = get_var(b, &mut i);
             let mut prev = node as i64;
             for k in 0..n {
-                let v = get_var(b, &mut i) as i64;
-                let t = if k == 0 { prev + ((v >> 1) ^ -(v & 1)) } else { prev + v + 1 };
+                let t = if k == 0 { prev + get_zz(b, &mut i) } else { prev + get_var(b, &mut i) as i64 + 1 };
                 f(node, t as u32);
                 prev = t;
             }
@@ -357,6 +341,8 @@ struct Job<'a> {
     symmetry: bool,
     /// The run's group keys (the states' keys through the cache name them by number).
     group_keys: &'a GroupKeys,
+    /// The canonical keys of the worlds met lately, the threads' together.
+    recent_keys: &'a Recent,
 }
 
 /// One successor as a worker made it.
@@ -674,7 +660,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
             Target::Same(1)
         } else {
-            cache.canonical_key(canon, g, clients, job.group_keys, key);
+            cache.canonical_key(canon, g, clients, job.group_keys, job.recent_keys, key);
             let bits = cache.group(g).state_viols;
             target_of(job.store, key, made, set_bits(bits), |bytes| {
                 bytes.extend_from_slice(cache.group_bytes(g));
@@ -1433,13 +1419,14 @@ pub fn explore(
     let init = model.initial();
     let (mut key, mut enc) = (Vec::new(), Vec::new());
     let group_keys = GroupKeys::default();
+    let recent_keys = explore_cache::recent_keys(threads);
     encode_world(&init, &mut enc)?;
     if cached {
         // the key as `expand_cached` makes them
         let (h, mut cache) = (&mut hands[0], lock(&caches[0]));
         let facts = GroupFacts { model, state_invs: &state_invs, symmetry: opts.symmetry };
         let gid = cache.intern_bytes(&enc[..group_len(&enc)], &facts);
-        cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &mut key);
+        cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &recent_keys, &mut key);
     } else {
         hands[0].canon.key(&init, &mut key);
     }
@@ -1467,6 +1454,7 @@ pub fn explore(
         cached,
         symmetry: opts.symmetry,
         group_keys: &group_keys,
+        recent_keys: &recent_keys,
     };
     if threads == 1 {
         search_alone(&mut search, &job, &mut hands[0], &mut lock(&caches[0]))?;
@@ -1506,6 +1494,7 @@ pub fn explore(
         + calm.stream.len()
         + caches.iter().map(Cache::peak).sum::<usize>()
         + group_keys.bytes()
+        + recent_keys.bytes()
         + slice_peak;
     // the keys and the queue are not needed past the search
     drop(queue);

@@ -15,11 +15,17 @@ use crate::step::{step_each, Fired, Settings, StepError, Table, Transition};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use crate::recent::{self, Recent};
+use crate::varint::{put_var, put_zz};
 use std::hash::BuildHasher;
 
-/// The slots of a cache's `Recent` table of canonical keys, and the room for a key in each.
-const RECENT_SLOTS: usize = 4096;
-const RECENT_ANSWER: usize = 32;
+/// The slots of the run's `Recent` table of canonical keys, a thread (see `recent_slots`).
+const RECENT_SLOTS_A_THREAD: usize = 4096;
+
+/// The run's table of canonical keys by world, for `threads` threads: 4,096 slots a thread
+/// (rounded up to a power of two), 80 bytes each.
+pub fn recent_keys(threads: usize) -> Recent {
+    Recent::new(RECENT_SLOTS_A_THREAD * threads.max(1).next_power_of_two())
+}
 
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
@@ -86,9 +92,6 @@ pub struct Cache {
     limit: usize,
     key: Vec<u8>,
     enc: Vec<u8>,
-    /// The canonical keys of worlds met lately, by the world (its group's number here and its
-    /// clients packed).
-    recent_keys: Recent<RECENT_ANSWER>,
     pub hits: u64,
     pub misses: u64,
     /// Times the cache was emptied.
@@ -110,7 +113,7 @@ fn at(r: (u32, u32)) -> std::ops::Range<usize> {
 /// small: a step record holds one), appended to `out`.
 fn input_key(x: &Input, out: &mut Vec<u8>) {
     out.push(x.kind as u8);
-    put_var(out, x.request_id as u32);
+    put_var(out, x.request_id as u64);
     match x.member {
         None => out.push(0),
         Some(m) => out.extend_from_slice(&[1, m]),
@@ -124,17 +127,17 @@ fn input_key(x: &Input, out: &mut Vec<u8>) {
         Req::Join(j) => {
             out.extend_from_slice(&[1, j.member, j.ptype, j.protocols, j.instance, j.client]);
             out.push(j.require_known as u8 | (j.skip as u8) << 1);
-            put_zz(out, j.session_timeout);
-            put_zz(out, j.rebalance_timeout);
+            put_zz(out, i64::from(j.session_timeout));
+            put_zz(out, i64::from(j.rebalance_timeout));
         }
         Req::Sync { member, generation, instance, ptype, pname, assignments } => {
             out.extend_from_slice(&[2, *member, *instance, *ptype, *pname, assignments.len() as u8]);
             out.extend_from_slice(assignments);
-            put_zz(out, *generation);
+            put_zz(out, i64::from(*generation));
         }
         Req::Heartbeat { member, generation, instance } => {
             out.extend_from_slice(&[3, *member, *instance]);
-            put_zz(out, *generation);
+            put_zz(out, i64::from(*generation));
         }
         Req::Leave { members } => {
             out.extend_from_slice(&[4, members.len() as u8]);
@@ -144,18 +147,13 @@ fn input_key(x: &Input, out: &mut Vec<u8>) {
         }
         Req::Commit { member, generation, instance } => {
             out.extend_from_slice(&[5, *member, *instance]);
-            put_zz(out, *generation);
+            put_zz(out, i64::from(*generation));
         }
         Req::Fetch => out.push(6),
         Req::Describe => out.push(7),
         Req::List { filter } => out.extend_from_slice(&[8, *filter]),
         Req::Delete => out.push(9),
     }
-}
-
-/// A signed value as a varint (zigzag: small magnitudes, small codes).
-fn put_zz(out: &mut Vec<u8>, v: i32) {
-    put_var(out, ((v << 1) ^ (v >> 31)) as u32);
 }
 
 /// What a group's facts are computed from.
@@ -181,7 +179,6 @@ impl Cache {
             limit,
             key: Vec::new(),
             enc: Vec::new(),
-            recent_keys: Recent::new(RECENT_SLOTS),
             hits: 0,
             misses: 0,
             clears: 0,
@@ -201,7 +198,6 @@ impl Cache {
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
-            + self.recent_keys.bytes()
     }
 
     /// The most bytes it held.
@@ -226,8 +222,6 @@ impl Cache {
         self.outs.clear();
         self.resps.clear();
         self.resp_table.clear();
-        // they name groups by number
-        self.recent_keys.clear();
     }
 
     pub fn group(&self, gid: u32) -> &GroupInfo {
@@ -478,22 +472,30 @@ impl Cache {
 
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
     /// the group's part (`group_key`) replaced by its number in `keys` (a varint).
-    pub fn canonical_key(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], keys: &GroupKeys, out: &mut Vec<u8>) {
+    pub fn canonical_key(
+        &mut self,
+        canon: &mut Canon,
+        gid: u32,
+        clients: &[Client],
+        keys: &GroupKeys,
+        recent: &Recent,
+        out: &mut Vec<u8>,
+    ) {
         // a world met lately (a successor of one state is often another's, or the same state's
-        // by another action) has its key remembered
-        let world = world_words(gid, clients);
-        let slot = match world.as_ref().map(|w| self.recent_keys.find(w)) {
-            Some(Ok(k)) => {
-                out.clear();
-                out.extend_from_slice(k);
+        // by another action) has its key remembered, with the group named as the threads'
+        // caches, which number their groups each their own way, can all name it: by the
+        // renaming of its first key here and that key's number (a name that stands for one group
+        // key, of which the canonical key is a function; none before the first key)
+        let world = self.groups[gid as usize].keys.first().and_then(|&(code, id)| world_words(code, id, clients));
+        if let Some(w) = &world {
+            if recent.find(w, out) {
                 return;
             }
-            Some(Err(slot)) => Some(slot),
-            None => None,
-        };
+        }
         self.canonical_key_made(canon, gid, clients, keys, out);
-        if let (Some(slot), Some(w)) = (slot, world) {
-            self.recent_keys.put(slot, &w, out);
+        let world = world.or_else(|| self.groups[gid as usize].keys.first().and_then(|&(code, id)| world_words(code, id, clients)));
+        if let Some(w) = &world {
+            recent.put(w, out);
         }
     }
 
@@ -515,26 +517,35 @@ impl Cache {
             let id = match info.keys.iter().find(|k| k.0 == code) {
                 Some(&(_, id)) => id,
                 None => {
-                    tmp.clear();
-                    let g = group.get_or_insert_with(|| decode_group(packed).0);
-                    group_key(g, rn, tmp);
-                    let id = keys.number(tmp);
+                    let id = number_of(packed, &mut group, rn, keys, tmp);
                     info.keys.push((code, id));
                     id
                 }
             };
-            put_var(out, id);
+            put_var(out, id as u64);
         };
         canon.key_parts(clients, &gsig, &mut gkey, out);
     }
 }
 
-/// The world of group `gid` and `clients` as a `Recent` key, exactly: the group's number and
-/// the clients' count, then a word a client (its fields and up to four roster ids); None for
-/// a world that does not fit.
-fn world_words(gid: u32, clients: &[Client]) -> Option<recent::Key> {
+/// The number in `keys` of `group_key(group, rn)` for the group packed as `packed` (decoded
+/// into `group` once).
+fn number_of(packed: &[u8], group: &mut Option<Group>, rn: &Renamer, keys: &GroupKeys, tmp: &mut Vec<u8>) -> u32 {
+    tmp.clear();
+    let g = group.get_or_insert_with(|| decode_group(packed).0);
+    group_key(g, rn, tmp);
+    keys.number(tmp)
+}
+
+/// The world of a group and `clients` as a `Recent` key, exactly: the group's name (the code of a
+/// renaming and the number of the group's key under it), the clients' count, then a word a
+/// client (its fields and up to four roster ids); None for a world that does not fit.
+fn world_words(code: u64, id: u32, clients: &[Client]) -> Option<recent::Key> {
     let mut w = [0u64; recent::KEY_WORDS];
-    *w.get_mut(clients.len())? = 1 << 63 | (clients.len() as u64) << 32 | gid as u64;
+    if code >= 1 << 24 {
+        return None;
+    }
+    *w.get_mut(clients.len())? = 1 << 63 | code << 36 | (clients.len() as u64) << 32 | id as u64;
     for (x, c) in w.iter_mut().zip(clients) {
         let r = &c.roster;
         if r.len() > 4 || !(-1..=254).contains(&c.generation) {
@@ -550,15 +561,6 @@ fn world_words(gid: u32, clients: &[Client]) -> Option<recent::Key> {
             | ids << 31;
     }
     Some(w)
-}
-
-/// LEB128: 7 bits a byte, high bit set on all but the last.
-fn put_var(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 /// The group keys (`group_key` of a group under a renaming) of a whole run, numbered in the

@@ -22,6 +22,7 @@ pub mod properties;
 pub mod pyrandom;
 pub mod recent;
 pub mod step;
+pub mod varint;
 
 #[cfg(feature = "python")]
 mod python;

@@ -42,7 +42,7 @@ def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     # and the CTI comes from the finite search. The wall timeout is only a backstop.
     rep = prove(table, URGENT, [invariant], timeout_ms=300000, rlimit=12_000_000)
     r = next(x for x in rep.results if x.invariant == invariant)
-    assert r.status == "cti"
+    assert r.status == "cti", r.message
     assert r.cti is not None and r.cti.replayed, r.cti.render() if r.cti else None
 
 
