@@ -12,8 +12,7 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{self, outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
-use crate::recent::Recent;
+use crate::explore_cache::{outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
 use crate::step::{Callbacks, StepError};
 use crate::varint::{get_var, get_zz, put_var, put_zz};
 use hashbrown::HashTable;
@@ -341,8 +340,6 @@ struct Job<'a> {
     symmetry: bool,
     /// The run's group keys (the states' keys through the cache name them by number).
     group_keys: &'a GroupKeys,
-    /// The canonical keys of the worlds met lately, the threads' together.
-    recent_keys: &'a Recent,
 }
 
 /// One successor as a worker made it.
@@ -660,7 +657,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
             Target::Same(1)
         } else {
-            cache.canonical_key(canon, g, clients, job.group_keys, job.recent_keys, key);
+            cache.canonical_key(canon, g, clients, job.group_keys, key);
             let bits = cache.group(g).state_viols;
             target_of(job.store, key, made, set_bits(bits), |bytes| {
                 bytes.extend_from_slice(cache.group_bytes(g));
@@ -1419,14 +1416,13 @@ pub fn explore(
     let init = model.initial();
     let (mut key, mut enc) = (Vec::new(), Vec::new());
     let group_keys = GroupKeys::default();
-    let recent_keys = explore_cache::recent_keys(threads);
     encode_world(&init, &mut enc)?;
     if cached {
         // the key as `expand_cached` makes them
         let (h, mut cache) = (&mut hands[0], lock(&caches[0]));
         let facts = GroupFacts { model, state_invs: &state_invs, symmetry: opts.symmetry };
         let gid = cache.intern_bytes(&enc[..group_len(&enc)], &facts);
-        cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &recent_keys, &mut key);
+        cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &mut key);
     } else {
         hands[0].canon.key(&init, &mut key);
     }
@@ -1454,7 +1450,6 @@ pub fn explore(
         cached,
         symmetry: opts.symmetry,
         group_keys: &group_keys,
-        recent_keys: &recent_keys,
     };
     if threads == 1 {
         search_alone(&mut search, &job, &mut hands[0], &mut lock(&caches[0]))?;
@@ -1494,7 +1489,6 @@ pub fn explore(
         + calm.stream.len()
         + caches.iter().map(Cache::peak).sum::<usize>()
         + group_keys.bytes()
-        + recent_keys.bytes()
         + slice_peak;
     // the keys and the queue are not needed past the search
     drop(queue);

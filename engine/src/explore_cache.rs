@@ -18,14 +18,9 @@ use crate::recent::{self, Recent};
 use crate::varint::{put_var, put_zz};
 use std::hash::BuildHasher;
 
-/// The slots of the run's `Recent` table of canonical keys, a thread (see `recent_slots`).
-const RECENT_SLOTS_A_THREAD: usize = 4096;
-
-/// The run's table of canonical keys by world, for `threads` threads: 4,096 slots a thread
-/// (rounded up to a power of two), 80 bytes each.
-pub fn recent_keys(threads: usize) -> Recent {
-    Recent::new(RECENT_SLOTS_A_THREAD * threads.max(1).next_power_of_two())
-}
+/// The slots of a cache's `Recent` table of canonical keys, and the room for a key in each.
+const RECENT_SLOTS: usize = 4096;
+const RECENT_ANSWER: usize = 32;
 
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
@@ -92,6 +87,9 @@ pub struct Cache {
     limit: usize,
     key: Vec<u8>,
     enc: Vec<u8>,
+    /// The canonical keys of worlds met lately, by the world (its group's number here and its
+    /// clients packed).
+    recent_keys: Recent<RECENT_ANSWER>,
     pub hits: u64,
     pub misses: u64,
     /// Times the cache was emptied.
@@ -179,6 +177,7 @@ impl Cache {
             limit,
             key: Vec::new(),
             enc: Vec::new(),
+            recent_keys: Recent::new(RECENT_SLOTS),
             hits: 0,
             misses: 0,
             clears: 0,
@@ -198,6 +197,7 @@ impl Cache {
             + self.outs.capacity() * size_of::<(u16, u32)>()
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
+            + self.recent_keys.bytes()
     }
 
     /// The most bytes it held.
@@ -222,6 +222,8 @@ impl Cache {
         self.outs.clear();
         self.resps.clear();
         self.resp_table.clear();
+        // they name groups by number
+        self.recent_keys.clear();
     }
 
     pub fn group(&self, gid: u32) -> &GroupInfo {
@@ -472,30 +474,22 @@ impl Cache {
 
     /// The canonical key of the world of group `gid` and `clients` into `out`: `Canon`'s, with
     /// the group's part (`group_key`) replaced by its number in `keys` (a varint).
-    pub fn canonical_key(
-        &mut self,
-        canon: &mut Canon,
-        gid: u32,
-        clients: &[Client],
-        keys: &GroupKeys,
-        recent: &Recent,
-        out: &mut Vec<u8>,
-    ) {
+    pub fn canonical_key(&mut self, canon: &mut Canon, gid: u32, clients: &[Client], keys: &GroupKeys, out: &mut Vec<u8>) {
         // a world met lately (a successor of one state is often another's, or the same state's
-        // by another action) has its key remembered, with the group named as the threads'
-        // caches, which number their groups each their own way, can all name it: by the
-        // renaming of its first key here and that key's number (a name that stands for one group
-        // key, of which the canonical key is a function; none before the first key)
-        let world = self.groups[gid as usize].keys.first().and_then(|&(code, id)| world_words(code, id, clients));
-        if let Some(w) = &world {
-            if recent.find(w, out) {
+        // by another action) has its key remembered
+        let world = world_words(gid, clients);
+        let slot = match world.as_ref().map(|w| self.recent_keys.find(w)) {
+            Some(Ok(k)) => {
+                out.clear();
+                out.extend_from_slice(k);
                 return;
             }
-        }
+            Some(Err(slot)) => Some(slot),
+            None => None,
+        };
         self.canonical_key_made(canon, gid, clients, keys, out);
-        let world = world.or_else(|| self.groups[gid as usize].keys.first().and_then(|&(code, id)| world_words(code, id, clients)));
-        if let Some(w) = &world {
-            recent.put(w, out);
+        if let (Some(slot), Some(w)) = (slot, world) {
+            self.recent_keys.put(slot, &w, out);
         }
     }
 
@@ -517,7 +511,10 @@ impl Cache {
             let id = match info.keys.iter().find(|k| k.0 == code) {
                 Some(&(_, id)) => id,
                 None => {
-                    let id = number_of(packed, &mut group, rn, keys, tmp);
+                    tmp.clear();
+                    let g = group.get_or_insert_with(|| decode_group(packed).0);
+                    group_key(g, rn, tmp);
+                    let id = keys.number(tmp);
                     info.keys.push((code, id));
                     id
                 }
@@ -528,24 +525,12 @@ impl Cache {
     }
 }
 
-/// The number in `keys` of `group_key(group, rn)` for the group packed as `packed` (decoded
-/// into `group` once).
-fn number_of(packed: &[u8], group: &mut Option<Group>, rn: &Renamer, keys: &GroupKeys, tmp: &mut Vec<u8>) -> u32 {
-    tmp.clear();
-    let g = group.get_or_insert_with(|| decode_group(packed).0);
-    group_key(g, rn, tmp);
-    keys.number(tmp)
-}
-
-/// The world of a group and `clients` as a `Recent` key, exactly: the group's name (the code of a
-/// renaming and the number of the group's key under it), the clients' count, then a word a
-/// client (its fields and up to four roster ids); None for a world that does not fit.
-fn world_words(code: u64, id: u32, clients: &[Client]) -> Option<recent::Key> {
+/// The world of group `gid` and `clients` as a `Recent` key, exactly: the group's number and
+/// the clients' count, then a word a client (its fields and up to four roster ids); None for
+/// a world that does not fit.
+fn world_words(gid: u32, clients: &[Client]) -> Option<recent::Key> {
     let mut w = [0u64; recent::KEY_WORDS];
-    if code >= 1 << 24 {
-        return None;
-    }
-    *w.get_mut(clients.len())? = 1 << 63 | code << 36 | (clients.len() as u64) << 32 | id as u64;
+    *w.get_mut(clients.len())? = 1 << 63 | (clients.len() as u64) << 32 | gid as u64;
     for (x, c) in w.iter_mut().zip(clients) {
         let r = &c.roster;
         if r.len() > 4 || !(-1..=254).contains(&c.generation) {
