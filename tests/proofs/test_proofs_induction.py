@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
 import pytest
 import z3
 
@@ -30,9 +33,9 @@ SAFETY_STAND_IN = {"quiescence-reachable": "aux-delayed-sync-armed-in-completing
 # no-delayed-sync and assignment-never-propagated (both checked through the same auxiliary
 # stand-in) are left to BMC (tests/proofs/test_proofs_bmc.py): the CTI search took over 20 s
 # (46 s) on the loaded CI machine (a solver timeout risk, not a verdict).
-@pytest.mark.parametrize("mutant", sorted(set(MUTANTS) - {"no-delayed-sync",
-                                                          "assignment-never-propagated"}))
-def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
+def _mutant_cti(mutant: str) -> tuple[str, str, bool, list[str]]:
+    """prove() of the mutant's invariant, in a process of its own: (status, message, whether the
+    CTI replays, the CTI rendered)."""
     table, invariant, _ = MUTANTS[mutant]
     invariant = SAFETY_STAND_IN.get(invariant, invariant)
     # Each query bounded by Z3's resource units, not by the clock: with 8 s of wall time a query
@@ -42,8 +45,25 @@ def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
     # and the CTI comes from the finite search. The wall timeout is only a backstop.
     rep = prove(table, URGENT, [invariant], timeout_ms=300000, rlimit=12_000_000)
     r = next(x for x in rep.results if x.invariant == invariant)
-    assert r.status == "cti", r.message
-    assert r.cti is not None and r.cti.replayed, r.cti.render() if r.cti else None
+    return r.status, r.message, bool(r.cti and r.cti.replayed), r.cti.render() if r.cti else []
+
+
+# no-delayed-sync and assignment-never-propagated (both checked through the same auxiliary
+# stand-in) are left to BMC (tests/proofs/test_proofs_bmc.py): the CTI search took over 20 s
+# (46 s) on the loaded CI machine (a solver timeout risk, not a verdict).
+@pytest.mark.parametrize("mutant", sorted(set(MUTANTS) - {"no-delayed-sync",
+                                                          "assignment-never-propagated"}))
+def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
+    # In a fresh process, as `groupspec prove` runs: Z3's search follows the order its terms
+    # were made in, and the tests before this one in the same process moved it. Twice in the
+    # whole suite (sessions 17 and 18) the finite search for second-delayed-join met only
+    # candidates that do not replay (the model also ran DelayedJoinComplete after the join),
+    # while every lone run (21, hash seeds varied) and every run of tests/proofs alone found a
+    # replaying CTI at the first candidate.
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        status, message, replayed, rendered = pool.submit(_mutant_cti, mutant).result()
+    assert status == "cti", message
+    assert replayed, rendered
 
 
 def test_a_path_condition_over_set_literals_is_decided() -> None:
