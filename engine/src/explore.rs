@@ -262,7 +262,6 @@ impl Bits {
     }
 }
 
-
 /// The non-fault edges of every processed state, in state order, for the liveness pass: per
 /// state a varint count, then its targets ascending (the first as a zigzag delta from the state,
 /// the others as gaps).
@@ -1648,8 +1647,6 @@ fn each_world(
     Ok(())
 }
 
-/// Every node from which one of `targets` is reachable (targets included), over the predecessor
-/// lists `preds[start[n]..start[n + 1]]`.
 /// The predecessor lists over the non-fault edges, a piece of the edge stream each: state v's
 /// predecessors are `preds[start[v]..start[v + 1]]` of every piece.
 struct Preds {
@@ -1719,6 +1716,8 @@ impl Preds {
     }
 }
 
+/// Every node from which one of `targets` is reachable (targets included), over the predecessor
+/// lists of every piece of `preds`.
 fn backward_closure(preds: &Preds, targets: Vec<u32>) -> Vec<bool> {
     let mut good = vec![false; preds.states];
     for t in &targets {

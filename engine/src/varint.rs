@@ -41,18 +41,26 @@ pub fn get_zz(b: &[u8], i: &mut usize) -> i64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn numbers_round_trip_and_small_ones_take_one_byte() {
-        let values = [0u64, 1, 0x7F, 0x80, 0x3FFF, 0x4000, u32::MAX as u64, u64::MAX];
+    /// Writes `values` one after the other with `put` and reads them back with `get`.
+    fn round_trip<T: Copy + PartialEq + std::fmt::Debug>(
+        values: &[T],
+        put: fn(&mut Vec<u8>, T),
+        get: fn(&[u8], &mut usize) -> T,
+    ) {
         let mut out = Vec::new();
-        for &v in &values {
-            put_var(&mut out, v);
+        for &v in values {
+            put(&mut out, v);
         }
         let mut i = 0;
-        for &v in &values {
-            assert_eq!(get_var(&out, &mut i), v);
+        for &v in values {
+            assert_eq!(get(&out, &mut i), v);
         }
         assert_eq!(i, out.len());
+    }
+
+    #[test]
+    fn numbers_round_trip_and_small_ones_take_one_byte() {
+        round_trip(&[0u64, 1, 0x7F, 0x80, 0x3FFF, 0x4000, u32::MAX as u64, u64::MAX], put_var, get_var);
         let mut one = Vec::new();
         put_var(&mut one, 0x7F);
         assert_eq!(one.len(), 1);
@@ -63,15 +71,7 @@ mod tests {
 
     #[test]
     fn signed_numbers_round_trip_and_sign_is_not_lost() {
-        let values = [0i64, -1, 1, -64, 63, -65, i32::MIN as i64, i32::MAX as i64, i64::MIN];
-        let mut out = Vec::new();
-        for &v in &values {
-            put_zz(&mut out, v);
-        }
-        let mut i = 0;
-        for &v in &values {
-            assert_eq!(get_zz(&out, &mut i), v);
-        }
+        round_trip(&[0i64, -1, 1, -64, 63, -65, i32::MIN as i64, i32::MAX as i64, i64::MIN], put_zz, get_zz);
         let mut a = Vec::new();
         let mut b = Vec::new();
         put_zz(&mut a, -1);
