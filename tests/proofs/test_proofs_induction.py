@@ -11,9 +11,13 @@ import z3
 from check.mutants import MUTANTS
 from model.table import CLASSIC_TABLE, URGENT
 from proofs.decode import holds_in
-from proofs.induction import prove
+from proofs.encode import quiescent
+from proofs.induction import (
+    FINITE_CTI_IDS, FINITE_CTI_TRIES, _finite_query, _hold_initially, _replaying_candidate, _Step,
+    _strengthen, _tiers, prove
+)
 from proofs.invariants import STEP_INVARIANTS, all_state_invariants
-from proofs.symbolic import empty_set, inter
+from proofs.symbolic import diff, empty_set, inter, is_empty, make_input
 
 
 def test_every_encoded_invariant_is_proved_for_the_classic_table() -> None:
@@ -64,6 +68,45 @@ def test_mutant_breaks_its_invariant_with_a_replayed_cti(mutant: str) -> None:
         status, message, replayed, rendered = pool.submit(_mutant_cti, mutant).result()
     assert status == "cti", message
     assert replayed, rendered
+
+
+def _forced_family(tiers: str) -> tuple[bool, list[str]]:
+    """Sessions 17-18's CI failure, forced: second-delayed-join's finite search held to its
+    pending-member-joins path with every member joined after it (the candidates the whole suite
+    met), with the premise Houdini leaves. `tiers`: "search" the finite search's own tiers,
+    "unsettled" only post-states with an urgent completion enabled. (whether the candidate
+    found replays, the notes)."""
+    table, invariant, _ = MUTANTS["second-delayed-join"]
+    invs = all_state_invariants()
+    spent = {n: 0.0 for n in invs}
+    candidates, dropped = _hold_initially(invs, spent)
+    _strengthen(table, URGENT, _Step(table, URGENT, 300000, rlimit=12_000_000), invs, candidates,
+                dropped, spent)
+    fs = _Step(table, URGENT, 60000, FINITE_CTI_IDS)
+    solver = _finite_query(invariant, [n for n in candidates if n != invariant], None, fs)
+    assert solver is not None
+    post = fs.s2.v
+    solver.add(is_empty(diff(post["mem"], post["aj"])), is_empty(post["pend"]),
+               z3.Or([p.sel for p in fs.paths
+                      if [r.id for r in p.rows] == ["PreparingRebalance/JoinGroup/pending-member-joins"]]))
+    chosen = _tiers(URGENT, fs) if tiers == "search" else \
+        [("unsettled", z3.Not(quiescent(URGENT, post, make_input("fq", FINITE_CTI_IDS))))]
+    notes: list[str] = []
+    cti = _replaying_candidate(table, URGENT, fs, solver, chosen, notes)
+    return bool(cti and cti.replayed), notes
+
+
+@pytest.mark.parametrize("tiers", ["search", "unsettled"])
+def test_finite_search_asks_for_a_post_state_a_model_step_ends_in(tiers: str) -> None:
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        replayed, notes = pool.submit(_forced_family, tiers).result()
+    if tiers == "search":
+        assert replayed, notes
+    else:
+        # negative control: a post-state inside a model step never replays as one step
+        assert not replayed
+        assert len(notes) == FINITE_CTI_TRIES
+        assert all("DelayedJoinComplete" in n for n in notes), notes
 
 
 def test_a_path_condition_over_set_literals_is_decided() -> None:
