@@ -22,6 +22,9 @@ use std::hash::BuildHasher;
 const RECENT_SLOTS: usize = 4096;
 const RECENT_ANSWER: usize = 32;
 
+/// About the bytes of a step record of a group's own action (`Cache::group_steps`).
+const OWN_RECORD_BYTES: usize = 32;
+
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
 
@@ -87,6 +90,8 @@ pub struct Cache {
     limit: usize,
     key: Vec<u8>,
     enc: Vec<u8>,
+    /// A step record's outcomes while it is made (`step`).
+    rec_tmp: Vec<u8>,
     /// The canonical keys of worlds met lately, by the world (its group's number here and its
     /// clients packed).
     recent_keys: Recent<RECENT_ANSWER>,
@@ -177,6 +182,7 @@ impl Cache {
             limit,
             key: Vec::new(),
             enc: Vec::new(),
+            rec_tmp: Vec::new(),
             recent_keys: Recent::new(RECENT_SLOTS),
             hits: 0,
             misses: 0,
@@ -386,21 +392,24 @@ impl Cache {
             return Err(e);
         }
         let beyond = |_| StepError::Internal("a step beyond the step cache's records".into());
+        // the outcomes first, so that the record is made room for once, whole
+        let mut outs = std::mem::take(&mut self.rec_tmp);
+        outs.clear();
+        for o in &self.made {
+            put_outcome(&mut outs, o).map_err(beyond)?;
+        }
+        let (klen, olen) = (u8::try_from(key.len()).map_err(beyond)?, u16::try_from(outs.len()).map_err(beyond)?);
         let rec = &mut self.groups[gid as usize].steps;
         let cap = rec.capacity();
-        let r0 = rec.len();
         // grow by a quarter, not double: a cache of many groups holds many of these
-        grow(rec, 64);
-        rec.push(u8::try_from(key.len()).map_err(beyond)?);
-        rec.extend_from_slice(&[0, 0]);
+        grow(rec, 3 + key.len() + outs.len());
+        rec.push(klen);
+        rec.extend_from_slice(&olen.to_le_bytes());
         rec.extend_from_slice(&key);
         let o0 = rec.len();
-        for o in &self.made {
-            put_outcome(rec, o).map_err(beyond)?;
-        }
-        let olen = u16::try_from(rec.len() - o0).map_err(beyond)?.to_le_bytes();
-        rec[r0 + 1..r0 + 3].copy_from_slice(&olen);
+        rec.extend_from_slice(&outs);
         self.step_bytes += rec.capacity() - cap;
+        self.rec_tmp = outs;
         self.key = key;
         self.made.clear();
         Ok((o0 as u32, rec.len() as u32))
@@ -426,6 +435,12 @@ impl Cache {
             return Ok(info.own_same);
         }
         let mut same = 0u64;
+        // room for the records of all of them at once (one allocation, not one every record or
+        // two; OWN_RECORD_BYTES is about what one takes)
+        let rec = &mut self.groups[gid as usize].steps;
+        let cap = rec.capacity();
+        rec.reserve_exact(acts.len() * OWN_RECORD_BYTES);
+        self.step_bytes += rec.capacity() - cap;
         for (k, a) in acts.iter().enumerate() {
             // its record goes where the one before it ended (two own actions with one input
             // would share a record, and the records read back would be out of step)
@@ -632,10 +647,6 @@ fn grow<T>(v: &mut Vec<T>, more: usize) {
     }
 }
 
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
-}
-
 /// One outcome of a step as its record holds it (`outcomes_in`): `StepOut` with its rows left
 /// in the record (`rows`: where, two bytes each, `Out::rows_of`).
 #[derive(Clone, Copy)]
@@ -661,27 +672,32 @@ pub fn outcomes_in(rec: &[u8]) -> impl Iterator<Item = Out> + '_ {
     std::iter::from_fn(move || (j < rec.len()).then(|| read_outcome(rec, &mut j)))
 }
 
-/// The outcome `put_outcome` wrote at `rec[*j..]`; `*j` moved past it.
+/// The outcome `put_outcome` wrote at `rec[*j..]`; `*j` moved past it. Read through slices
+/// of the lengths the flags say (one bounds check a part, not one a byte: a successor reads one).
 fn read_outcome(rec: &[u8], j: &mut usize) -> Out {
-    let after = u32_at(rec, *j);
-    let (flags, n) = (rec[*j + 4], rec[*j + 5] as usize);
+    let head: [u8; 6] = rec[*j..*j + 6].try_into().expect("six bytes");
+    let after = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let (flags, n) = (head[4], head[5] as usize);
     let mut i = *j + 6;
     let rows = (i as u32, (i + 2 * n) as u32);
     i += 2 * n;
     let mut reply = NO_RESP;
     if flags & 8 != 0 {
-        reply = u16::from_le_bytes([rec[i], rec[i + 1]]) as u32;
+        let r: [u8; 2] = rec[i..i + 2].try_into().expect("two bytes");
+        reply = u16::from_le_bytes(r) as u32;
         i += 2;
     }
     let mut outs = (0, 0);
     if flags & 4 != 0 {
-        let a = u32_at(rec, i);
-        outs = (a, a + rec[i + 4] as u32);
+        let o: [u8; 5] = rec[i..i + 5].try_into().expect("five bytes");
+        let a = u32::from_le_bytes([o[0], o[1], o[2], o[3]]);
+        outs = (a, a + o[4] as u32);
         i += 5;
     }
     let mut verdicts = 0;
     if flags & 2 != 0 {
-        verdicts = (u32_at(rec, i) as u64) | (u32_at(rec, i + 4) as u64) << 32;
+        let v: [u8; 8] = rec[i..i + 8].try_into().expect("eight bytes");
+        verdicts = u64::from_le_bytes(v);
         i += 8;
     }
     *j = i;
