@@ -646,7 +646,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     model.client_actions_into(w, actions);
     // one successor: the world of group `g` and `clients`, after outcome `step` (read from
     // the bytes with it)
-    let mut visit = |cache: &mut Cache, g: u32, clients: &Clients, step: Option<(&Out, &[u8])>, fault: bool| -> Result<(), StepError> {
+    // (`cache` None: `g` is SAME, and the outcome's bytes are read from the cache itself)
+    let mut visit = |cache: Option<&mut Cache>, g: u32, clients: &Clients, step: Option<(&Out, &[u8])>, fault: bool| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
         if let Some((o, rec)) = step {
             made.rows.extend(o.rows_of(rec));
@@ -666,6 +667,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
             Target::Same(1)
         } else {
+            let cache = cache.ok_or_else(|| StepError::Internal("a successor made without the cache".into()))?;
             cache.canonical_key(canon, g, clients, job.group_keys, key);
             let bits = cache.group(g).state_viols;
             target_of(job.store, key, made, set_bits(bits), |bytes| {
@@ -681,7 +683,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     };
     // the successors of action `a` (a fault when `fault`) from the outcomes of its step
     // (`outcomes`: the bytes of their record)
-    type Visit<'v> = dyn FnMut(&mut Cache, u32, &Clients, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
+    type Visit<'v> = dyn FnMut(Option<&mut Cache>, u32, &Clients, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
     let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &[u8]| -> Result<(), StepError> {
         let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
         for o in outcomes_in(outcomes) {
@@ -700,7 +702,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             let nd = to.len();
             let clients_stay = nd == 0 && (model.b.open || !sends);
             if clients_stay && o.unchanged {
-                visit(cache, gid, &w.clients, Some((o, outcomes)), fault)?;
+                visit(Some(&mut *cache), gid, &w.clients, Some((o, outcomes)), fault)?;
                 continue;
             }
             let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
@@ -716,7 +718,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
             drop(deliveries);
             for (cs, f, _) in succs[..variants as usize].iter() {
-                visit(cache, o.after, cs, Some((o, outcomes)), *f)?;
+                visit(Some(&mut *cache), o.after, cs, Some((o, outcomes)), *f)?;
             }
         }
         Ok(())
@@ -733,7 +735,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 a.append_fails = variant == 1;
                 let Some(inp) = model.input_of(w, a)? else {
                     model.client_move_clients(w, a, &mut moved.clients);
-                    visit(cache, gid, &moved.clients, None, a.kind != ActKind::RequestTimeout)?;
+                    visit(Some(&mut *cache), gid, &moved.clients, None, a.kind != ActKind::RequestTimeout)?;
                     continue;
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
@@ -748,14 +750,17 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         let mut pos = 0;
         for (k, a) in own.iter().enumerate() {
             let fault = model.fault_of(w, a);
-            copy_outcomes(cache, gid, cache.own_outcomes(gid, &mut pos)?, outcomes);
+            let r = cache.own_outcomes(gid, &mut pos)?;
             if same & (1 << k.min(63)) == 0 || k >= 64 {
+                copy_outcomes(cache, gid, r, outcomes);
                 outcomes_of(&mut visit, cache, a, fault, outcomes)?;
                 continue;
             }
-            // the world itself after each outcome (what `visit` finds, without looking)
-            for o in outcomes_in(outcomes) {
-                visit(cache, SAME, &w.clients, Some((&o, outcomes)), fault)?;
+            // the world itself after each outcome (what `visit` finds, without looking), read
+            // where the cache holds it (nothing of the cache is asked)
+            let rec = &cache.record(gid)[at(r)];
+            for o in outcomes_in(rec) {
+                visit(None, SAME, &w.clients, Some((&o, rec)), fault)?;
             }
         }
         Ok(())
