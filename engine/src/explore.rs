@@ -267,7 +267,6 @@ impl Bits {
 /// the others as gaps).
 struct Edges {
     stream: Vec<u8>,
-    count: usize,
     /// Every MARK_EVERY-th state: (the state, where its edges start in `stream`), where the
     /// liveness pass can cut the stream into pieces read on several threads.
     marks: Vec<(u32, usize)>,
@@ -292,7 +291,6 @@ impl Edges {
             }
             prev = *t as i64;
         }
-        self.count += targets.len();
     }
     /// Calls `f(source, target)` for every edge of the states from `from` (a state and where
     /// its edges start) to the stream's byte `end`, in the order pushed.
@@ -1443,7 +1441,7 @@ pub fn explore(
         levels: Levels(vec![0]),
         expanded: Bits::default(),
         quiet: Bits::default(),
-        calm: Edges { stream: Vec::new(), count: 0, marks: Vec::new() },
+        calm: Edges { stream: Vec::new(), marks: Vec::new() },
         rows_fired: vec![0u64; model.table.rows.len()],
         report: Report { found: Vec::new(), seen: Vec::new(), skip: &opts.skip, first_only: opts.first_violation_only },
         frontier: 0,
