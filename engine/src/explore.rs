@@ -332,9 +332,10 @@ const CHUNK: usize = 32;
 /// What the explorer needs to make a state's successors: read only, shared by the workers.
 struct Job<'a> {
     model: &'a Model,
-    /// The states stored when the slice was taken (one thread), or None: every successor not the
-    /// state itself is handed on as new, and the storing thread looks it up (several threads,
-    /// which expand a slice while the one before it is stored).
+    /// The states stored so far, when the thread expanding is the one that stores (one thread,
+    /// or the storing thread's own unit of a slice), or None: every successor not the state
+    /// itself is handed on as new, and the storing thread looks it up (the workers, which expand
+    /// a slice while one before it is stored).
     store: Option<&'a Store>,
     state_invs: &'a [Inv],
     transition_invs: &'a [TransitionCheck],
@@ -642,10 +643,10 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     }
     actions.clear();
     model.client_actions_into(w, actions);
-    // one successor: the world of group `g` and `clients`, after outcome `step` (read from
-    // the bytes with it)
+    // one successor: the world of group `g` and `clients` (bit i of `moved`: client i may
+    // differ from the state's), after outcome `step` (read from the bytes with it)
     // (`cache` None: `g` is SAME, and the outcome's bytes are read from the cache itself)
-    let mut visit = |cache: Option<&mut Cache>, g: u32, clients: &Clients, step: Option<(&Out, &[u8])>, fault: bool| -> Result<(), StepError> {
+    let mut visit = |cache: Option<&mut Cache>, g: u32, clients: &Clients, moved: u32, step: Option<(&Out, &[u8])>, fault: bool| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
         if let Some((o, rec)) = step {
             made.rows.extend(o.rows_of(rec));
@@ -653,7 +654,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             made.viols.extend(set_bits(o.verdicts));
         }
         let viols = (tv, pos32(made.viols.len())?);
-        let target = if g == SAME || (g == gid && *clients == w.clients) {
+        let same_clients = || (0..clients.len()).all(|i| moved & 1 << i == 0 || clients[i] == w.clients[i]);
+        let target = if g == SAME || (g == gid && same_clients()) {
             // one more of a run of them, when neither violates anything
             if let (true, Some(SuccMade { target: Target::Same(n), viols: (a, b), .. })) =
                 (viols.0 == viols.1 && made.succs.len() > mark.succs, made.succs.last_mut())
@@ -681,7 +683,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     };
     // the successors of action `a` (a fault when `fault`) from the outcomes of its step
     // (`outcomes`: the bytes of their record)
-    type Visit<'v> = dyn FnMut(Option<&mut Cache>, u32, &Clients, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
+    type Visit<'v> = dyn FnMut(Option<&mut Cache>, u32, &Clients, u32, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
     let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &[u8]| -> Result<(), StepError> {
         let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
         for o in outcomes_in(outcomes) {
@@ -700,7 +702,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             let nd = to.len();
             let clients_stay = nd == 0 && (model.b.open || !sends);
             if clients_stay && o.unchanged {
-                visit(Some(&mut *cache), gid, &w.clients, Some((o, outcomes)), fault)?;
+                visit(Some(&mut *cache), gid, &w.clients, 0, Some((o, outcomes)), fault)?;
                 continue;
             }
             let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
@@ -715,8 +717,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 *f = fault || bits != 0;
             }
             drop(deliveries);
-            for (cs, f, _) in succs[..variants as usize].iter() {
-                visit(Some(&mut *cache), o.after, cs, Some((o, outcomes)), *f)?;
+            for (cs, f, moved) in succs[..variants as usize].iter() {
+                visit(Some(&mut *cache), o.after, cs, *moved, Some((o, outcomes)), *f)?;
             }
         }
         Ok(())
@@ -733,7 +735,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 a.append_fails = variant == 1;
                 let Some(inp) = model.input_of(w, a)? else {
                     model.client_move_clients(w, a, &mut moved.clients);
-                    visit(Some(&mut *cache), gid, &moved.clients, None, a.kind != ActKind::RequestTimeout)?;
+                    visit(Some(&mut *cache), gid, &moved.clients, 1 << a.client, None, a.kind != ActKind::RequestTimeout)?;
                     continue;
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
@@ -758,7 +760,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             // where the cache holds it (nothing of the cache is asked)
             let rec = &cache.record(gid)[at(r)];
             for o in outcomes_in(rec) {
-                visit(None, SAME, &w.clients, Some((&o, rec)), fault)?;
+                visit(None, SAME, &w.clients, 0, Some((&o, rec)), fault)?;
             }
         }
         Ok(())
@@ -1378,7 +1380,10 @@ fn pipeline(search: &mut Search, job: &Job, mut hands: Hands, caches: &[Mutex<Ca
                 let f = lock(&hub.flight);
                 f.1[(expanded - f.0) as usize].clone()
             };
-            t.expand_unit(mine, job, &mut hands, &mut cache, false);
+            // this thread alone changes the store, and not while it expands: its own unit looks
+            // its successors up there (those stored by earlier slices, as storing it would find
+            // them), so they are neither packed nor looked up again when the slice is stored
+            t.expand_unit(mine, &Job { store: Some(&search.store), ..*job }, &mut hands, &mut cache, false);
             expanded += 1;
             continue;
         }
