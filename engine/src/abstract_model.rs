@@ -521,7 +521,19 @@ impl Model {
 
     /// `client_move`'s clients (a client's own move leaves the group as it is), into `out`.
     pub(crate) fn client_move_clients(&self, w: &World, a: &Action, out: &mut Clients) {
-        out.clone_from(&w.clients);
+        self.client_move_over(w, a, out, ALL_CLIENTS);
+    }
+
+    /// `client_move_clients` into `out`, which holds `w`'s clients but for those in `stale` (as
+    /// `deliver_over`): the clients it changed (the `stale` of the next call with the same `w`).
+    pub(crate) fn client_move_over(&self, w: &World, a: &Action, out: &mut Clients, stale: u32) -> u32 {
+        if stale == ALL_CLIENTS || out.len() != w.clients.len() {
+            out.clone_from(&w.clients);
+        } else {
+            for i in (0..out.len()).filter(|i| stale & 1 << i != 0) {
+                out[i].clone_from(&w.clients[i]);
+            }
+        }
         let c = &mut out[a.client as usize];
         match a.kind {
             ActKind::Crash => {
@@ -535,6 +547,7 @@ impl Model {
             ActKind::Stall => c.phase = Phase::Stalled,
             _ => c.phase = Phase::Idle,
         }
+        1u32 << a.client
     }
 
     pub(crate) fn fault_of(&self, w: &World, a: &Action) -> bool {

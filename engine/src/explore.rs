@@ -393,8 +393,10 @@ struct StateMade {
     rows: (u32, u32),
 }
 
-/// A worker's output for the states it took, in the order it made them.
+/// A worker's output for the states it took, in the order it made them. Aligned as `Cache`:
+/// the units' outputs are side by side in a slice (`Taken::made`), each written by its thread.
 #[derive(Default)]
+#[repr(align(128))]
 struct Made {
     states: Vec<StateMade>,
     succs: Vec<SuccMade>,
@@ -641,6 +643,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     for (_, _, stale) in succs.iter_mut() {
         *stale = ALL_CLIENTS;
     }
+    let mut moved_stale = ALL_CLIENTS;
     actions.clear();
     model.client_actions_into(w, actions);
     // one successor: the world of group `g` and `clients` (bit i of `moved`: client i may
@@ -734,8 +737,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             for variant in 0..variants {
                 a.append_fails = variant == 1;
                 let Some(inp) = model.input_of(w, a)? else {
-                    model.client_move_clients(w, a, &mut moved.clients);
-                    visit(Some(&mut *cache), gid, &moved.clients, 1 << a.client, None, a.kind != ActKind::RequestTimeout)?;
+                    moved_stale = model.client_move_over(w, a, &mut moved.clients, moved_stale);
+                    visit(Some(&mut *cache), gid, &moved.clients, moved_stale, None, a.kind != ActKind::RequestTimeout)?;
                     continue;
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
@@ -749,18 +752,18 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
         // then the group's own (admin requests, timers)
         let mut pos = 0;
         for (k, a) in own.iter().enumerate() {
-            let fault = model.fault_of(w, a);
             let r = cache.own_outcomes(gid, &mut pos)?;
             if same & (1 << k.min(63)) == 0 || k >= 64 {
                 copy_outcomes(cache, gid, r, outcomes);
-                outcomes_of(&mut visit, cache, a, fault, outcomes)?;
+                outcomes_of(&mut visit, cache, a, model.fault_of(w, a), outcomes)?;
                 continue;
             }
             // the world itself after each outcome (what `visit` finds, without looking), read
-            // where the cache holds it (nothing of the cache is asked)
+            // where the cache holds it (nothing of the cache is asked); whether it is a fault
+            // is not asked either: a loop is no edge of the liveness pass (`Search::absorb`)
             let rec = &cache.record(gid)[at(r)];
             for o in outcomes_in(rec) {
-                visit(None, SAME, &w.clients, 0, Some((&o, rec)), fault)?;
+                visit(None, SAME, &w.clients, 0, Some((&o, rec)), false)?;
             }
         }
         Ok(())
