@@ -527,13 +527,7 @@ impl Model {
     /// `client_move_clients` into `out`, which holds `w`'s clients but for those in `stale` (as
     /// `deliver_over`): the clients it changed (the `stale` of the next call with the same `w`).
     pub(crate) fn client_move_over(&self, w: &World, a: &Action, out: &mut Clients, stale: u32) -> u32 {
-        if stale == ALL_CLIENTS || out.len() != w.clients.len() {
-            out.clone_from(&w.clients);
-        } else {
-            for i in (0..out.len()).filter(|i| stale & 1 << i != 0) {
-                out[i].clone_from(&w.clients[i]);
-            }
-        }
+        restore_clients(&w.clients, out, stale);
         let c = &mut out[a.client as usize];
         match a.kind {
             ActKind::Crash => {
@@ -666,13 +660,7 @@ impl Model {
         cs: &mut Clients,
         stale: u32,
     ) -> u32 {
-        if stale == ALL_CLIENTS || cs.len() != w.clients.len() {
-            cs.clone_from(&w.clients);
-        } else {
-            for i in (0..cs.len()).filter(|i| stale & 1 << i != 0) {
-                cs[i].clone_from(&w.clients[i]);
-            }
-        }
+        restore_clients(&w.clients, cs, stale);
         if self.b.open {
             return 0;
         }
@@ -785,6 +773,18 @@ fn put_counts(out: &mut Vec<u8>, a: usize, b: usize) {
 pub const MAX_CLIENTS: usize = 16;
 /// Every client, as a set of clients (bit i: client i).
 pub const ALL_CLIENTS: u32 = u32::MAX;
+
+/// Makes `out`, which holds `clients` but for those in `stale` (bit i: client i; ALL_CLIENTS:
+/// anything), equal to `clients`, copying only those (`deliver_over`, `client_move_over`).
+fn restore_clients(clients: &Clients, out: &mut Clients, stale: u32) {
+    if stale == ALL_CLIENTS || out.len() != clients.len() {
+        out.clone_from(clients);
+    } else {
+        for i in (0..out.len()).filter(|i| stale & 1 << i != 0) {
+            out[i].clone_from(&clients[i]);
+        }
+    }
+}
 
 /// A permutation of client indices (abstract.py Renamer): client i is renamed perm[i].
 #[derive(Clone, Debug)]
