@@ -10,7 +10,9 @@
 #
 # Expects in $DIR: explore_bench.A and explore_bench.B (cargo build --release --example
 # explore_bench, copied), table.json (benchmarks/dump_table_json.py); "pan" as A or B runs
-# SPIN's N3 anchor (as benchmarks/explore_sitting.sh).
+# SPIN's N3 anchor (as benchmarks/explore_sitting.sh), by SPIN's own count (its "pan: rate" line,
+# the search alone), or with PAN_CLOCK=process by the process's wall time, ~10 % longer: pan sets
+# up the anchor's -m4000000 stack before its clock starts (sessions 16-20 used that one).
 set -u
 if [ $# -ne 4 ]; then
   echo "usage: benchmarks/explore_pairs.sh ROUNDS THREADS A B (each \$DIR/explore_bench.NAME, or pan)" >&2
@@ -25,7 +27,11 @@ for e in "$A" "$B"; do
 done
 rate() {
   if [ "$1" = pan ]; then
-    /usr/bin/time -f "%e" ./pan -m4000000 -w24 2>&1 | tail -1 | awk '{printf "%d\n", 814595 / $1}'
+    if [ "${PAN_CLOCK:-own}" = own ]; then
+      ./pan -m4000000 -w24 | sed -nE 's/^pan: rate +([0-9]+).*/\1/p'
+    else
+      /usr/bin/time -f "%e" ./pan -m4000000 -w24 2>&1 | tail -1 | awk '{printf "%d\n", 814595 / $1}'
+    fi
   else
     ./explore_bench."$1" table.json 3 2 session,rebalance,stall 2 1 "$THREADS" | grep '^states' |
       sed -E 's/.*states\/wall s ([0-9]+).*/\1/'

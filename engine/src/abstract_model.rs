@@ -29,6 +29,24 @@ pub struct Bounds {
     pub group_id_empty: bool,
 }
 
+impl Bounds {
+    /// Whether every client's roster fits in `ROSTER_IDS`: a JoinGroup response lists the
+    /// members of a group within the bounds (at most `max_ids_per_client` of each client's, a
+    /// member's id naming its client) and the one its step adds.
+    pub fn roster_fits(&self) -> Result<(), String> {
+        let clients = self.dynamic as usize + self.stat as usize;
+        let most = clients.saturating_mul(self.max_ids_per_client).saturating_add(1);
+        if most > ROSTER_IDS {
+            return Err(format!(
+                "the native engine holds at most {ROSTER_IDS} member ids in a client's roster: {clients} clients with \
+                 up to {} ids each could be listed {most}",
+                self.max_ids_per_client
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub fn fault_bit(name: &str) -> Option<u16> {
     FAULTS.iter().position(|f| *f == name).map(|i| 1u16 << i)
 }
@@ -244,7 +262,7 @@ impl Model {
                 }
             }
             Phase::ToSync => {
-                let assigns = if c.leader { c.roster.clone() } else { Ids::new() };
+                let assigns = if c.leader { Ids::from_slice(&c.roster) } else { Ids::new() };
                 out.push(Action::send(
                     i,
                     Req::Sync {
@@ -781,7 +799,7 @@ fn restore_clients(clients: &Clients, out: &mut Clients, stale: u32) {
         out.clone_from(clients);
     } else {
         for i in (0..out.len()).filter(|i| stale & 1 << i != 0) {
-            out[i].clone_from(&clients[i]);
+            out[i] = clients[i];
         }
     }
 }
@@ -1421,7 +1439,8 @@ pub fn decode_clients_into(b: &[u8], nclients: usize, cs: &mut Clients) {
         c.generation = r.gen();
         let nr = r.u8() as usize;
         c.roster.clear();
-        c.roster.extend((0..nr).map(|_| r.u8()));
+        c.roster.extend_from_slice(&b[r.i..r.i + nr]);
+        r.i += nr;
         c.epoch = r.u8();
     }
 }

@@ -581,38 +581,21 @@ pub struct Output {
     pub member: Mid,
 }
 
+/// The most member ids a client's roster holds. Inline, so that a client is a plain copy (the
+/// explorer copies the clients for every successor); bounds that could make a longer roster are
+/// refused (`Bounds::roster_fits`).
+pub const ROSTER_IDS: usize = 22;
+pub type Roster = tinyvec::ArrayVec<[Mid; ROSTER_IDS]>;
+
 /// check/abstract.py Client.
-#[derive(PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Client {
     pub phase: Phase,
     pub member: Mid,
     pub generation: i32,
     pub leader: bool,
-    pub roster: Ids,
+    pub roster: Roster,
     pub epoch: u8,
-}
-
-/// Field by field, the roster copied as a slice (the derived `clone_from` made a new roster and
-/// dropped the old one, a client at a time, for every successor).
-impl Clone for Client {
-    fn clone(&self) -> Client {
-        Client {
-            phase: self.phase,
-            member: self.member,
-            generation: self.generation,
-            leader: self.leader,
-            roster: Ids::from_slice(&self.roster),
-            epoch: self.epoch,
-        }
-    }
-
-    fn clone_from(&mut self, s: &Client) {
-        (self.phase, self.member, self.generation, self.leader, self.epoch) = (s.phase, s.member, s.generation, s.leader, s.epoch);
-        if self.roster[..] != s.roster[..] {
-            self.roster.clear();
-            self.roster.extend_from_slice(&s.roster);
-        }
-    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -651,7 +634,7 @@ impl Phase {
 
 impl Client {
     pub fn fresh(epoch: u8) -> Client {
-        Client { phase: Phase::Idle, member: NOID, generation: -1, leader: false, roster: Ids::new(), epoch }
+        Client { phase: Phase::Idle, member: NOID, generation: -1, leader: false, roster: Roster::new(), epoch }
     }
 }
 

@@ -327,6 +327,7 @@ impl Engine {
             metadata_changes: get("metadata_changes")?.extract()?,
             group_id_empty: get("group_id")?.extract::<String>()?.is_empty(),
         };
+        b.roster_fits().map_err(PyValueError::new_err)?;
         Ok(Engine { model: Model::new(table, b) })
     }
 

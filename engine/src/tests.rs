@@ -106,7 +106,7 @@ fn sample_world() -> World {
         owned: false,
         new_member_added: true,
     };
-    let c = Client { phase: Phase::ToSync, member: mid(1, 0), generation: 2, leader: true, roster: vec![mid(1, 0)].into(), epoch: 1 };
+    let c = Client { phase: Phase::ToSync, member: mid(1, 0), generation: 2, leader: true, roster: [mid(1, 0)].into_iter().collect(), epoch: 1 };
     World { group: g, clients: smallvec::smallvec![Client::fresh(0), c] }
 }
 
