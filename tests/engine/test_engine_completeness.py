@@ -103,3 +103,11 @@ def test_an_invariant_only_python_has_keeps_the_native_engine(
     assert native.engine_header("native", CLASSIC_TABLE, URGENT) == \
         "native engine, 1 invariant through Python"
     assert native.choose_engine("python", None, note) == "python"
+
+
+def test_bounds_whose_rosters_outgrow_the_engine_cannot_run_natively() -> None:
+    # a client's roster holds at most 22 member ids inline (engine/src/model.rs ROSTER_IDS): 7
+    # clients with up to 3 ids each could be listed 22 at once, 8 of them 25
+    make_engine(CLASSIC_TABLE, URGENT, Bounds(dynamic=7, max_ids_per_client=3))
+    with pytest.raises(NativeCannotRun, match="at most 22 member ids in a client's roster"):
+        make_engine(CLASSIC_TABLE, URGENT, Bounds(dynamic=8, max_ids_per_client=3))
