@@ -88,7 +88,7 @@ fn main() -> Result<(), String> {
             metadata_changes: false,
             group_id_empty: false,
         };
-        let model = Model::new(table, b);
+        let model = Model::new(table, b)?;
         let invariants = doc["invariants"]
             .as_array()
             .ok_or("invariants")?

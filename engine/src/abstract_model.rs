@@ -166,7 +166,10 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn new(table: Table, b: Bounds) -> Model {
+    /// The model of `table` within bounds `b`; Err names what the engine cannot hold at them
+    /// (`Bounds::roster_fits`).
+    pub fn new(table: Table, b: Bounds) -> Result<Model, String> {
+        b.roster_fits()?;
         let settings = Settings {
             min_session_timeout_ms: 6000,
             max_session_timeout_ms: 1800000,
@@ -180,7 +183,7 @@ impl Model {
         let failing = Settings { append_ok: false, append_error: E_NOT_LEADER_OR_FOLLOWER, ..settings.clone() };
         let n = b.dynamic + b.stat;
         let names = Names { dynamic: b.dynamic };
-        Model { table, b, n, settings, failing, names }
+        Ok(Model { table, b, n, settings, failing, names })
     }
 
     pub fn initial(&self) -> World {

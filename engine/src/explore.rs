@@ -1410,7 +1410,6 @@ pub fn explore(
     opts: &Options,
     tick: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Outcome, String> {
-    model.b.roster_fits()?;
     let rns = renamers(&model.b, opts.symmetry);
     let state_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| !*t).map(|(_, i)| *i).collect();
     let transition_invs: Vec<Inv> = opts.invariants.iter().filter(|(t, _)| *t).map(|(_, i)| *i).collect();

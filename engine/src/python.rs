@@ -327,8 +327,7 @@ impl Engine {
             metadata_changes: get("metadata_changes")?.extract()?,
             group_id_empty: get("group_id")?.extract::<String>()?.is_empty(),
         };
-        b.roster_fits().map_err(PyValueError::new_err)?;
-        Ok(Engine { model: Model::new(table, b) })
+        Ok(Engine { model: Model::new(table, b).map_err(PyValueError::new_err)? })
     }
 
     /// Explores; returns a dict of counts, row coverage and violations (each with its path of

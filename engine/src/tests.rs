@@ -258,7 +258,7 @@ mod lockstep {
             metadata_changes: false,
             group_id_empty: false,
         };
-        Model::new(table, b)
+        Model::new(table, b).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn join(error: &str) -> RowData {
@@ -295,7 +295,7 @@ fn the_step_cache_answers_each_key_with_its_own_step() {
     ];
     let t = Table::new(rows, vec![], fields(), group_fields()).unwrap_or_else(|e| panic!("{e}"));
     let b = two_dynamic_members();
-    let model = Model::new(t, b);
+    let model = Model::new(t, b).unwrap_or_else(|e| panic!("{e}"));
     let facts = GroupFacts { model: &model, state_invs: &[], symmetry: true };
     let s = zero_settings();
     let join = Input { kind: Ev::JoinGroup, req: None, member: None, instance: NOINST, request_id: 1 };
@@ -418,4 +418,14 @@ fn the_state_store_finds_every_key_across_its_chunks() {
     let long = [1u8; 41];
     assert!(store.intern(Store::hash(&long), &long).is_err());
     assert_eq!(store.len(), 2_000);
+}
+
+/// A client's roster holds ROSTER_IDS ids inline: bounds that could list more in one JoinGroup
+/// response make no model (7 clients x 3 ids + 1 = 22 fit; 8 x 3 + 1 = 25 do not).
+#[test]
+fn bounds_whose_rosters_could_outgrow_the_inline_roster_make_no_model() {
+    let at = |dynamic: u8| Bounds { dynamic, max_ids_per_client: 3, ..two_dynamic_members() };
+    assert_eq!(at(7).roster_fits(), Ok(()));
+    let err = at(8).roster_fits().expect_err("25 ids cannot fit");
+    assert!(err.contains("at most 22 member ids"), "{err}");
 }
