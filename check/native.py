@@ -282,8 +282,8 @@ def run_explorer(engine: str, table: Table, urgent: tuple[tuple[str, Guard], ...
                     print(f"  through Python: {sum(calls.values()):,} calls ({top})", file=progress)
                 return report
             except NativeCannotRun as e:
-                print(f"note: the native engine cannot run this table ({e}); using the Python "
-                      f"explorer (--engine python)", file=sys.stderr)
+                print(f"note: the native engine cannot run this table at these bounds ({e}); using the "
+                      f"Python explorer (--engine python)", file=sys.stderr)
         return explore(table, urgent, bounds, symmetry=symmetry, invariants=invariants,
                        liveness=liveness, max_states=max_states, progress=progress,
                        stop_at_first_violation=stop_at_first_violation,
