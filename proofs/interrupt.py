@@ -40,8 +40,14 @@ def check_interrupted() -> None:
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """Within the block, Ctrl-C interrupts the running Z3 query and raises KeyboardInterrupt.
-    Only in the main thread (signal handlers can only be set there); elsewhere a no-op."""
+    Only in the main thread (signal handlers can only be set there); elsewhere a no-op. A no-op
+    too when SIGINT is ignored, as the process was started (a shell without job control starts
+    its background commands so, to keep the terminal's Ctrl-C to the foreground one; Python
+    itself then leaves SIGINT ignored): a Ctrl-C meant for another command stops no proof."""
     if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     _flag.clear()

@@ -246,6 +246,9 @@ def test_interrupt_raised_inside_a_destructor_is_not_lost() -> None:
     code = textwrap.dedent("""
         import signal, z3
         from proofs.interrupt import interruptible
+        # as an interactive run has it, whatever this test run inherited (a background job of a
+        # shell without job control starts with SIGINT ignored)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         class SignalOnDelete:
             def __del__(self):
                 signal.raise_signal(signal.SIGINT)
@@ -263,12 +266,39 @@ def test_interrupt_raised_inside_a_destructor_is_not_lost() -> None:
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 42
 
 
+def test_a_run_started_with_sigint_ignored_is_not_stopped_by_it() -> None:
+    """A shell without job control starts its background commands with SIGINT ignored, so that
+    the terminal's Ctrl-C stops only the foreground one; Python keeps it ignored, and so must the
+    proofs' handler: the SIGINT is ignored, the query answers, SIGINT stays ignored."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import signal, z3
+        from proofs.interrupt import interruptible
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        with interruptible():
+            signal.raise_signal(signal.SIGINT)
+            solver = z3.Solver()
+            solver.add(z3.Bool("x"))
+            assert solver.check() == z3.sat
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        raise SystemExit(42)
+    """)
+    ignored = subprocess.run([sys.executable, "-c", code], timeout=120,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert ignored.returncode == 42
+
+
 def _interrupt_after(argv: list[str], marker: str, cwd: Path, delay: float = 0.0) -> tuple[int, str, float]:
     """Start `groupspec ARGV`, send SIGINT `delay` s after `marker` shows in its output (stdout and
     stderr merged, unbuffered); (exit code, output, seconds from the signal to the exit)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # SIGINT as an interactive shell leaves it, whatever this test run inherited (a background
+    # job of a shell without job control starts with it ignored, and so would groupspec)
     proc = subprocess.Popen([GROUPSPEC, *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:
