@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -234,21 +235,28 @@ def test_killed_replay_leaves_only_a_hidden_pid_named_folder(tmp_path: Path) -> 
 # --- 6. Ctrl-C ------------------------------------------------------------------------------------
 
 
+def _sigint_as(handler: signal.Handlers) -> None:
+    """A child's SIGINT set before it runs (`preexec_fn`): the tests must not depend on how this
+    test run was started (a background job of a shell without job control inherits SIGINT
+    ignored, and would pass it on)."""
+    signal.signal(signal.SIGINT, handler)
+
+
+def _python_exit(code: str, sigint: signal.Handlers) -> int:
+    """The exit code of `python -c CODE` started with SIGINT as `sigint`."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], timeout=120,
+                          preexec_fn=lambda: _sigint_as(sigint)).returncode
+
+
 def test_interrupt_raised_inside_a_destructor_is_not_lost() -> None:
     """The mechanism of the ignored Ctrl-C: Python raises KeyboardInterrupt at the next bytecode,
     often z3's AstRef.__del__, where it is printed as "Exception ignored" and dropped. Run in a
     child process: the interrupt cancels z3's main context for good, which would break later
-    proofs tests in this process ("push canceled")."""
-    import subprocess
-    import sys
-    import textwrap
-
-    code = textwrap.dedent("""
+    proofs tests in this process ("push canceled"), started with SIGINT at its default as from an
+    interactive shell (Python then installs `default_int_handler`)."""
+    code = """
         import signal, z3
         from proofs.interrupt import interruptible
-        # as an interactive run has it, whatever this test run inherited (a background job of a
-        # shell without job control starts with SIGINT ignored)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         class SignalOnDelete:
             def __del__(self):
                 signal.raise_signal(signal.SIGINT)
@@ -262,19 +270,15 @@ def test_interrupt_raised_inside_a_destructor_is_not_lost() -> None:
             assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
             raise SystemExit(42)
         raise SystemExit(1)
-    """)
-    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 42
+    """
+    assert _python_exit(code, signal.SIG_DFL) == 42
 
 
 def test_a_run_started_with_sigint_ignored_is_not_stopped_by_it() -> None:
     """A shell without job control starts its background commands with SIGINT ignored, so that
     the terminal's Ctrl-C stops only the foreground one; Python keeps it ignored, and so must the
     proofs' handler: the SIGINT is ignored, the query answers, SIGINT stays ignored."""
-    import subprocess
-    import sys
-    import textwrap
-
-    code = textwrap.dedent("""
+    code = """
         import signal, z3
         from proofs.interrupt import interruptible
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
@@ -285,20 +289,17 @@ def test_a_run_started_with_sigint_ignored_is_not_stopped_by_it() -> None:
             assert solver.check() == z3.sat
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         raise SystemExit(42)
-    """)
-    ignored = subprocess.run([sys.executable, "-c", code], timeout=120,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    assert ignored.returncode == 42
+    """
+    assert _python_exit(code, signal.SIG_IGN) == 42
 
 
 def _interrupt_after(argv: list[str], marker: str, cwd: Path, delay: float = 0.0) -> tuple[int, str, float]:
     """Start `groupspec ARGV`, send SIGINT `delay` s after `marker` shows in its output (stdout and
     stderr merged, unbuffered); (exit code, output, seconds from the signal to the exit)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    # SIGINT as an interactive shell leaves it, whatever this test run inherited (a background
-    # job of a shell without job control starts with it ignored, and so would groupspec)
+    # SIGINT as an interactive shell leaves it
     proc = subprocess.Popen([GROUPSPEC, *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            text=True, env=env, preexec_fn=lambda: _sigint_as(signal.SIG_DFL))
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:
