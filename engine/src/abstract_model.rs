@@ -88,6 +88,25 @@ pub struct Action {
     pub append_fails: bool,
 }
 
+/// The admin requests among a group's own actions (`Model::group_actions_into`), first.
+const ADMIN_ACTIONS: usize = 6;
+
+/// An `Input` whose request is borrowed (from its action): `to_input` copies it.
+#[derive(Clone, Copy)]
+pub struct InputView<'a> {
+    pub kind: Ev,
+    pub req: Option<&'a Req>,
+    pub member: Option<Mid>,
+    pub instance: Inst,
+    pub request_id: u16,
+}
+
+impl InputView<'_> {
+    pub fn to_input(self) -> Input {
+        Input { kind: self.kind, req: self.req.cloned(), member: self.member, instance: self.instance, request_id: self.request_id }
+    }
+}
+
 impl Action {
     fn send(client: u8, req: Req) -> Action {
         Action { kind: ActKind::Send, client: client as i32, req: Some(req), member: None, append_fails: false }
@@ -246,6 +265,16 @@ impl Model {
     /// The actions that the group alone decides: the admin requests and the timers (their
     /// inputs are functions of the group alone, `group_input`), appended to `out`.
     pub(crate) fn group_actions_into(&self, g: &Group, out: &mut Vec<Action>) {
+        self.group_actions_from(g, 0, out);
+    }
+
+    /// `group_actions_into` without its first `skip` actions, or some of them: appends them
+    /// and answers how many it left out (`skip` or fewer).
+    pub(crate) fn group_actions_from(&self, g: &Group, skip: usize, out: &mut Vec<Action>) -> usize {
+        if skip >= ADMIN_ACTIONS {
+            self.timer_actions(g, out);
+            return ADMIN_ACTIONS;
+        }
         out.push(Action::admin(Req::Describe));
         out.push(Action::admin(Req::List { filter: 0 }));
         out.push(Action::admin(Req::List { filter: 1 }));
@@ -253,6 +282,7 @@ impl Model {
         out.push(Action::admin(Req::Fetch));
         out.push(Action::admin(Req::Delete));
         self.timer_actions(g, out);
+        0
     }
 
     fn client_actions(&self, w: &World, i: u8, c: &Client, out: &mut Vec<Action>) {
@@ -509,27 +539,34 @@ impl Model {
 
     /// The table's input of a request or timer action (None: a client's own move).
     pub(crate) fn input_of(&self, w: &World, a: &Action) -> Result<Option<Input>, StepError> {
+        Ok(self.input_view(w, a)?.map(|v| v.to_input()))
+    }
+
+    /// `input_of` without copying the action's request (what a step cache's key is made of).
+    pub(crate) fn input_view<'a>(&self, w: &World, a: &'a Action) -> Result<Option<InputView<'a>>, StepError> {
         Ok(Some(match (&a.kind, &a.req) {
             (ActKind::Crash | ActKind::Stall | ActKind::RequestTimeout, _) => return Ok(None),
-            (ActKind::Send | ActKind::Impersonate, Some(r)) => Input {
+            (ActKind::Send | ActKind::Impersonate, Some(r)) => InputView {
                 kind: r.event(),
-                req: Some(r.clone()),
+                req: Some(r),
                 member: None,
                 instance: NOINST,
                 request_id: self.request_id(w, a.client as u8),
             },
-            (ActKind::Admin | ActKind::Timer(_), _) => return self.group_input(a).map(Some),
+            (ActKind::Admin | ActKind::Timer(_), _) => return self.group_input_view(a).map(Some),
             _ => return Err("an action without its request".into()),
         }))
     }
 
     /// The table's input of one of the group's own actions (`group_actions_into`).
     pub(crate) fn group_input(&self, a: &Action) -> Result<Input, StepError> {
+        self.group_input_view(a).map(|v| v.to_input())
+    }
+
+    fn group_input_view<'a>(&self, a: &'a Action) -> Result<InputView<'a>, StepError> {
         Ok(match (&a.kind, &a.req) {
-            (ActKind::Admin, Some(r)) => {
-                Input { kind: r.event(), req: Some(r.clone()), member: None, instance: NOINST, request_id: 0 }
-            }
-            (ActKind::Timer(ev), _) => Input { kind: *ev, req: None, member: a.member, instance: NOINST, request_id: 0 },
+            (ActKind::Admin, Some(r)) => InputView { kind: r.event(), req: Some(r), member: None, instance: NOINST, request_id: 0 },
+            (ActKind::Timer(ev), _) => InputView { kind: *ev, req: None, member: a.member, instance: NOINST, request_id: 0 },
             _ => return Err("not one of the group's own actions".into()),
         })
     }

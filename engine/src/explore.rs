@@ -649,7 +649,8 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     // one successor: the world of group `g` and `clients` (bit i of `moved`: client i may
     // differ from the state's), after outcome `step` (read from the bytes with it)
     // (`cache` None: `g` is SAME, and the outcome's bytes are read from the cache itself)
-    let mut visit = |cache: Option<&mut Cache>, g: u32, clients: &Clients, moved: u32, step: Option<(&Out, &[u8])>, fault: bool| -> Result<(), StepError> {
+    // (`times`: that many such successors at once, all of them loops, as `Cache::own_loops`)
+    let mut visit = |cache: Option<&mut Cache>, g: u32, clients: &Clients, moved: u32, step: Option<(&Out, &[u8])>, fault: bool, times: u32| -> Result<(), StepError> {
         let tv = pos32(made.viols.len())?;
         if let Some((o, rec)) = step {
             made.rows.extend(o.rows_of(rec));
@@ -664,11 +665,11 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
                 (viols.0 == viols.1 && made.succs.len() > mark.succs, made.succs.last_mut())
             {
                 if a == b {
-                    *n += 1;
+                    *n += times;
                     return Ok(());
                 }
             }
-            Target::Same(1)
+            Target::Same(times)
         } else {
             let cache = cache.ok_or_else(|| StepError::Internal("a successor made without the cache".into()))?;
             cache.canonical_key(canon, g, clients, job.group_keys, key);
@@ -686,7 +687,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
     };
     // the successors of action `a` (a fault when `fault`) from the outcomes of its step
     // (`outcomes`: the bytes of their record)
-    type Visit<'v> = dyn FnMut(Option<&mut Cache>, u32, &Clients, u32, Option<(&Out, &[u8])>, bool) -> Result<(), StepError> + 'v;
+    type Visit<'v> = dyn FnMut(Option<&mut Cache>, u32, &Clients, u32, Option<(&Out, &[u8])>, bool, u32) -> Result<(), StepError> + 'v;
     let mut outcomes_of = |visit: &mut Visit, cache: &mut Cache, a: &Action, fault: bool, outcomes: &[u8]| -> Result<(), StepError> {
         let sends = matches!(a.kind, ActKind::Send | ActKind::Impersonate);
         for o in outcomes_in(outcomes) {
@@ -705,7 +706,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             let nd = to.len();
             let clients_stay = nd == 0 && (model.b.open || !sends);
             if clients_stay && o.unchanged {
-                visit(Some(&mut *cache), gid, &w.clients, 0, Some((o, outcomes)), fault)?;
+                visit(Some(&mut *cache), gid, &w.clients, 0, Some((o, outcomes)), fault, 1)?;
                 continue;
             }
             let deliveries: SmallVec<[(usize, &Resp); 4]> = to.iter().map(|(i, r)| (*i, cache.resp(*r))).collect();
@@ -721,37 +722,51 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
             drop(deliveries);
             for (cs, f, moved) in succs[..variants as usize].iter() {
-                visit(Some(&mut *cache), o.after, cs, *moved, Some((o, outcomes)), *f)?;
+                visit(Some(&mut *cache), o.after, cs, *moved, Some((o, outcomes)), *f, 1)?;
             }
         }
         Ok(())
     };
     let mut each = || -> Result<(), StepError> {
-        // the group's own steps first, so that they are its first records
+        // the group's own steps first, so that they are its first records (made once a group:
+        // then the actions of its leading loops, `Cache::own_loops`, are not asked again)
         own.clear();
-        model.group_actions_into(&w.group, own);
+        let skipped = match cache.own_made(gid) {
+            true => model.group_actions_from(&w.group, cache.own_loops(gid).0, own),
+            false => {
+                model.group_actions_into(&w.group, own);
+                0
+            }
+        };
         let same = cache.group_steps(model, gid, &w.group, own, job.transition_invs, &facts)?;
         // the clients' actions, in `Model::actions_into`'s order
         for a in actions.iter_mut() {
             let variants = if model.append_variant(a) { 2 } else { 1 };
             for variant in 0..variants {
                 a.append_fails = variant == 1;
-                let Some(inp) = model.input_of(w, a)? else {
+                let Some(view) = model.input_view(w, a)? else {
                     moved_stale = model.client_move_over(w, a, &mut moved.clients, moved_stale);
-                    visit(Some(&mut *cache), gid, &moved.clients, moved_stale, None, a.kind != ActKind::RequestTimeout)?;
+                    visit(Some(&mut *cache), gid, &moved.clients, moved_stale, None, a.kind != ActKind::RequestTimeout, 1)?;
                     continue;
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
                 let fault = model.fault_of(w, a);
-                let r = cache.step(&model.table, gid, &w.group, &inp, settings, variant as u8, job.transition_invs, &facts)?;
+                // a step met before is found by its key alone (no input made)
+                let r = match cache.find(gid, variant as u8, &view) {
+                    Some(r) => r,
+                    None => cache.step_new(&model.table, gid, &w.group, &view.to_input(), settings, job.transition_invs, &facts)?,
+                };
                 // copied out of the cache, which making the successors changes
                 copy_outcomes(cache, gid, r, outcomes);
                 outcomes_of(&mut visit, cache, a, fault, outcomes)?;
             }
         }
-        // then the group's own (admin requests, timers)
-        let mut pos = 0;
-        for (k, a) in own.iter().enumerate() {
+        // then the group's own (admin requests, timers): the leading loops at once
+        let (looping, loops, mut pos, rows) = cache.own_loops(gid);
+        if loops > 0 {
+            visit(None, SAME, &w.clients, 0, Some((&rows, cache.record(gid))), false, loops)?;
+        }
+        for (k, a) in own.iter().enumerate().map(|(j, a)| (j + skipped, a)).skip_while(|(k, _)| *k < looping) {
             let r = cache.own_outcomes(gid, &mut pos)?;
             if same & (1 << k.min(63)) == 0 || k >= 64 {
                 copy_outcomes(cache, gid, r, outcomes);
@@ -763,7 +778,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             // is not asked either: a loop is no edge of the liveness pass (`Search::absorb`)
             let rec = &cache.record(gid)[at(r)];
             for o in outcomes_in(rec) {
-                visit(None, SAME, &w.clients, 0, Some((&o, rec)), false)?;
+                visit(None, SAME, &w.clients, 0, Some((&o, rec)), false, 1)?;
             }
         }
         Ok(())

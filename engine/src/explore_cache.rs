@@ -28,6 +28,9 @@ const OWN_RECORD_BYTES: usize = 32;
 /// No response (`StepOut::reply`).
 pub const NO_RESP: u32 = u32::MAX;
 
+/// The group after an outcome of `Cache::own_loops` (the state's own: it is a loop).
+pub const SAME_GROUP: u32 = u32::MAX;
+
 /// What every world of a group shares (the group itself is its packed bytes).
 pub struct GroupInfo {
     /// Its packed bytes (`encode_group`): `Cache::group_bytes`.
@@ -46,6 +49,7 @@ pub struct GroupInfo {
     own_same: u64,
     /// Where the records of its own actions end (the others' lookups start there).
     own_end: u32,
+
     /// The steps of this group met so far, one record each: the key's length (u8) and the
     /// outcomes' (u16, little endian), the key (the settings' variant, then `input_key`), the outcomes
     /// (`put_outcome`). A group has a few dozen, read together: kept here, they are read from
@@ -117,7 +121,7 @@ fn at(r: (u32, u32)) -> std::ops::Range<usize> {
 
 /// An injective encoding of an input (its fields, each in full; numbers as varints, most are
 /// small: a step record holds one), appended to `out`.
-fn input_key(x: &Input, out: &mut Vec<u8>) {
+fn input_key(x: &InputView, out: &mut Vec<u8>) {
     out.push(x.kind as u8);
     put_var(out, x.request_id as u64);
     match x.member {
@@ -125,7 +129,7 @@ fn input_key(x: &Input, out: &mut Vec<u8>) {
         Some(m) => out.extend_from_slice(&[1, m]),
     }
     out.push(x.instance);
-    let Some(r) = &x.req else {
+    let Some(r) = x.req else {
         out.push(0);
         return;
     };
@@ -329,6 +333,20 @@ impl Cache {
         &self.groups[gid as usize].steps
     }
 
+    /// Where the outcomes of group `gid`'s step with `inp` under the settings `variant` names
+    /// are in its record, if it was stepped so before (a hit); `self.key` holds the step's key
+    /// afterwards either way.
+    pub fn find(&mut self, gid: u32, variant: u8, inp: &InputView) -> Option<(u32, u32)> {
+        let key = &mut self.key;
+        key.clear();
+        key.push(variant);
+        input_key(inp, key);
+        let info = &self.groups[gid as usize];
+        let found = find_step(&info.steps, info.own_end as usize, key);
+        self.hits += found.is_some() as u64;
+        found
+    }
+
     /// The outcomes of stepping group `gid` (`before`) with `inp` under `settings` (`variant`
     /// names the settings: 0 normal, 1 the append failing), in `step_all`'s order: from the
     /// cache, or stepped now; where they are in the group's record (`record`, `outcomes_in`).
@@ -345,16 +363,26 @@ impl Cache {
         checks: &[TransitionCheck],
         f: &GroupFacts,
     ) -> Result<(u32, u32), StepError> {
-        let mut key = std::mem::take(&mut self.key);
-        key.clear();
-        key.push(variant);
-        input_key(inp, &mut key);
-        let info = &self.groups[gid as usize];
-        if let Some(at) = find_step(&info.steps, info.own_end as usize, &key) {
-            self.hits += 1;
-            self.key = key;
+        let view = InputView { kind: inp.kind, req: inp.req.as_ref(), member: inp.member, instance: inp.instance, request_id: inp.request_id };
+        if let Some(at) = self.find(gid, variant, &view) {
             return Ok(at);
         }
+        self.step_new(table, gid, before, inp, settings, checks, f)
+    }
+
+    /// `step` after `find` missed it (its key in `self.key`): stepped now and kept.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step_new(
+        &mut self,
+        table: &Table,
+        gid: u32,
+        before: &Group,
+        inp: &Input,
+        settings: &Settings,
+        checks: &[TransitionCheck],
+        f: &GroupFacts,
+    ) -> Result<(u32, u32), StepError> {
+        let key = std::mem::take(&mut self.key);
         self.misses += 1;
         self.made.clear();
         let q0 = self.outs.len();
@@ -472,8 +500,35 @@ impl Cache {
             }
         }
         let info = &mut self.groups[gid as usize];
-        (info.own_made, info.own_same, info.own_end) = (true, same, info.steps.len() as u32);
+        // the leading loops' records are read no more: their summary takes their place
+        let c0 = info.steps.capacity();
+        let mut steps = std::mem::take(&mut info.steps);
+        let (mut loops, rest) = loops_summary(&steps, acts.len().min(64), same)
+            .map_err(|_| StepError::Internal("a group's own loops beyond their summary".into()))?;
+        loops.extend_from_slice(&steps[rest..]);
+        steps.clear();
+        steps.extend_from_slice(&loops);
+        self.step_bytes += steps.capacity() - c0;
+        (info.own_made, info.own_same, info.own_end, info.steps) = (true, same, steps.len() as u32, steps);
         Ok(same)
+    }
+
+    /// Whether group `gid`'s own actions are stepped (`group_steps`).
+    pub fn own_made(&self, gid: u32) -> bool {
+        self.groups[gid as usize].own_made
+    }
+
+    /// The leading run of group `gid`'s own actions (`group_steps`) each of whose outcomes
+    /// leaves the world as it is and violates nothing: (how many actions, how many outcomes,
+    /// where the next action's record starts for `own_outcomes`, the rows their outcomes fire,
+    /// in order, as an outcome's rows: `Out::rows_of` of the record). A state's successors
+    /// by them are that many loops, made at once.
+    pub fn own_loops(&self, gid: u32) -> (usize, u32, usize, Out) {
+        let rec = &self.groups[gid as usize].steps;
+        let h: [u8; 7] = rec[..7].try_into().expect("seven bytes");
+        let next = u32::from_le_bytes([h[3], h[4], h[5], h[6]]);
+        let out = Out { after: SAME_GROUP, unchanged: true, rows: (7, next), reply: NO_RESP, outs: (0, 0), verdicts: 0 };
+        (h[0] as usize, u16::from_le_bytes([h[1], h[2]]) as u32, next as usize, out)
     }
 
     /// Where the outcomes of the next of group `gid`'s own steps (`group_steps`) are in its
@@ -640,6 +695,38 @@ fn put_outcome(rec: &mut Vec<u8>, o: &StepOut) -> Result<(), std::num::TryFromIn
         rec.extend_from_slice(&o.verdicts.to_le_bytes());
     }
     Ok(())
+}
+
+/// The summary of a group's own actions' leading loops (`Cache::own_loops`), to take the place
+/// of their records in `rec`, which starts with the records of its `n` own actions (bit k of
+/// `same`: the k-th's outcomes are loops): the run's actions (u8), outcomes (u16) and where
+/// the next action's record will start (u32: the summary's length), then the rows of its
+/// outcomes (u16 each), all little endian; and where that record starts in `rec`. A loop that
+/// violates a transition invariant ends the run (its position is reported).
+fn loops_summary(rec: &[u8], n: usize, same: u64) -> Result<(Vec<u8>, usize), std::num::TryFromIntError> {
+    let (mut pos, mut k, mut count) = (0usize, 0usize, 0u32);
+    let mut rows: Vec<u8> = Vec::new();
+    while k < n && same & (1 << k) != 0 {
+        let klen = rec[pos] as usize;
+        let olen = u16::from_le_bytes([rec[pos + 1], rec[pos + 2]]) as usize;
+        let o0 = pos + 3 + klen;
+        let outs = &rec[o0..o0 + olen];
+        if outcomes_in(outs).any(|o| o.verdicts != 0) {
+            break;
+        }
+        for o in outcomes_in(outs) {
+            count += 1;
+            rows.extend_from_slice(&outs[at(o.rows)]);
+        }
+        pos = o0 + olen;
+        k += 1;
+    }
+    let mut sum = Vec::with_capacity(7 + rows.len() + rec.len() - pos);
+    sum.push(u8::try_from(k)?);
+    sum.extend_from_slice(&u16::try_from(count)?.to_le_bytes());
+    sum.extend_from_slice(&u32::try_from(7 + rows.len())?.to_le_bytes());
+    sum.extend_from_slice(&rows);
+    Ok((sum, pos))
 }
 
 /// Makes room for `more` items in `v`, growing it by a quarter (not doubling, as `Vec` does):

@@ -13,11 +13,12 @@ from typing import Any, Optional
 import pytest
 
 from check.abstract import Bounds
-from check.mutants import MUTANT_BOUNDS, MUTANTS
+from check.mutants import MUTANT_BOUNDS, MUTANTS, mutate
 from check.native import make_engine
 from model.dsl import Guard, Table
 from model.invariants import INVARIANTS
 from model.table import CLASSIC_TABLE, URGENT
+from model.vocabulary import GroupState
 
 SRS = frozenset({"session", "rebalance", "stall"})
 BOUNDS = (Bounds(dynamic=3, max_generation=1, faults=SRS),
@@ -88,6 +89,23 @@ def test_memoised_verdicts_report_each_transition_violation(name: str) -> None:
     memo, fresh = (_run(table, URGENT, b, m, [invariant], stop=True) for m in (True, False))
     assert sum(memo["memo"]) > 0  # the verdicts came through the memo (made there on a miss)
     assert invariant in {v[0] for v in memo["violations"]}
+    assert _found(memo) == _found(fresh)
+
+
+# ListGroups in Stable names Stable as its next state: the group stays as it is (a loop of the
+# group's own action), yet Stable -> Stable is no valid edge, so valid-state-edges breaks on a
+# loop that follows DescribeGroups' (the cache steps a group's leading loops as one run and must
+# end the run there, reporting the violation at its position)
+LOOP_VIOLATES = mutate(CLASSIC_TABLE, "list-groups-loop-violates", {
+    "Stable/ListGroups/listed": {"next_state": GroupState.Stable}})
+
+
+@pytest.mark.parametrize("threads", (1, 2))
+def test_a_group_own_loop_that_violates_is_reported_where_the_fresh_step_reports_it(threads: int) -> None:
+    b, names = BOUNDS[0], list(INVARIANTS)
+    memo, fresh = (_run(LOOP_VIOLATES, URGENT, b, m, names, threads=threads) for m in (True, False))
+    assert "valid-state-edges" in {v[0] for v in memo["violations"]}
+    assert sum(memo["memo"]) > 0
     assert _found(memo) == _found(fresh)
 
 
