@@ -1023,9 +1023,23 @@ pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
                 // the roster renamed and sorted, in place at the end of `out`
                 let r0 = out.len();
                 out.extend(r.iter().map(|m| rn.mid(*m)));
-                out[r0..].sort_unstable();
+                sort_ids(&mut out[r0..]);
             }
         }
+    }
+}
+
+/// Sorts a roster's few ids ascending, by insertion in place (the library's sort, called for
+/// two or three ids, costs more than it sorts).
+fn sort_ids(v: &mut [u8]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
     }
 }
 

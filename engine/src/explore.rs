@@ -12,7 +12,7 @@
 use crate::abstract_model::*;
 use crate::invariants::*;
 use crate::model::*;
-use crate::explore_cache::{outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
+use crate::explore_cache::{client_step_key, client_word, outcomes_in, quiescent, Cache, GroupFacts, GroupKeys, Out, NO_RESP};
 use crate::step::{Callbacks, StepError};
 use crate::varint::{get_var, get_zz, put_var, put_zz};
 use hashbrown::HashTable;
@@ -608,6 +608,24 @@ fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &m
     made.finish(mark, found, quiet)
 }
 
+/// Sorts `v` ascending: a state's handful of successors by insertion in place (the library's
+/// sort, called for a few items, costs more than it sorts), more by the library's.
+fn sort_few(v: &mut [u64]) {
+    if v.len() > 16 {
+        v.sort_unstable();
+        return;
+    }
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
 /// The set bits of `bits`, ascending.
 fn set_bits(mut bits: u64) -> impl Iterator<Item = u16> {
     std::iter::from_fn(move || {
@@ -739,23 +757,45 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             }
         };
         let same = cache.group_steps(model, gid, &w.group, own, job.transition_invs, &facts)?;
-        // the clients' actions, in `Model::actions_into`'s order
+        // the clients' actions, in `Model::actions_into`'s order (a client's, one after the
+        // other: `which` counts them)
+        let mut words = [None; MAX_CLIENTS];
+        for (x, c) in words.iter_mut().zip(&w.clients) {
+            *x = client_word(c);
+        }
+        let (mut last, mut which) = (-1, 0u8);
         for a in actions.iter_mut() {
+            (last, which) = if a.client == last { (last, which.wrapping_add(1)) } else { (a.client, 0) };
             let variants = if model.append_variant(a) { 2 } else { 1 };
             for variant in 0..variants {
                 a.append_fails = variant == 1;
+                let fault = model.fault_of(w, a);
+                // the step of this action of this client lately met (its input not made)
+                let word = usize::try_from(a.client).ok().and_then(|i| words.get(i).copied().flatten());
+                let key = word.map(|x| client_step_key(gid, a.client as u8, which, variant as u8, x));
+                let slot = match key.as_ref().map(|k| cache.client_step(k)) {
+                    Some(Ok(r)) => {
+                        copy_outcomes(cache, gid, r, outcomes);
+                        outcomes_of(&mut visit, cache, a, fault, outcomes)?;
+                        continue;
+                    }
+                    Some(Err(slot)) => Some(slot),
+                    None => None,
+                };
                 let Some(view) = model.input_view(w, a)? else {
                     moved_stale = model.client_move_over(w, a, &mut moved.clients, moved_stale);
                     visit(Some(&mut *cache), gid, &moved.clients, moved_stale, None, a.kind != ActKind::RequestTimeout, 1)?;
                     continue;
                 };
                 let settings = if a.append_fails { &model.failing } else { &model.settings };
-                let fault = model.fault_of(w, a);
                 // a step met before is found by its key alone (no input made)
                 let r = match cache.find(gid, variant as u8, &view) {
                     Some(r) => r,
                     None => cache.step_new(&model.table, gid, &w.group, &view.to_input(), settings, job.transition_invs, &facts)?,
                 };
+                if let (Some(slot), Some(key)) = (slot, key) {
+                    cache.put_client_step(slot, &key, r);
+                }
                 // copied out of the cache, which making the successors changes
                 copy_outcomes(cache, gid, r, outcomes);
                 outcomes_of(&mut visit, cache, a, fault, outcomes)?;
@@ -824,7 +864,9 @@ struct Search<'a> {
     cut_short: String,
     head: usize,
     node_depth: u16,
-    targets: Vec<(u32, bool)>,
+    /// The expanded state's successors found in the store: each its number times two, plus one
+    /// when it is a fault (so that sorting them sorts by number).
+    targets: Vec<u64>,
     calm_targets: Vec<u32>,
     since_tick: usize,
     /// The most bytes a slice's buffers held.
@@ -894,21 +936,21 @@ impl Search<'_> {
                     _ => return Err("a successor made again of one not stored".to_string()),
                 },
             };
-            self.targets.push((nxt, s.fault));
+            self.targets.push(u64::from(nxt) << 1 | u64::from(s.fault));
             pos += 1;
         }
         for r in &m.rows[at(st.rows)] {
             self.rows_fired[*r as usize] += 1;
         }
-        self.targets.sort_unstable();
+        sort_few(&mut self.targets);
         self.calm_targets.clear();
         let targets = &self.targets;
         let mut i = 0;
         while i < targets.len() {
-            let t = targets[i].0;
+            let t = (targets[i] >> 1) as u32;
             let mut all_fault = true;
-            while i < targets.len() && targets[i].0 == t {
-                all_fault &= targets[i].1;
+            while i < targets.len() && (targets[i] >> 1) as u32 == t {
+                all_fault &= targets[i] & 1 == 1;
                 i += 1;
             }
             self.edges += 1;

@@ -22,6 +22,11 @@ use std::hash::BuildHasher;
 const RECENT_SLOTS: usize = 4096;
 const RECENT_ANSWER: usize = 32;
 
+/// The slots of a cache's `Recent` table of steps by client (`Cache::client_step`), and the
+/// room for an answer (where a step's outcomes are: two u32).
+const CLIENT_STEP_SLOTS: usize = 16384;
+const CLIENT_STEP_ANSWER: usize = 9;
+
 /// About the bytes of a step record of a group's own action (`Cache::group_steps`).
 const OWN_RECORD_BYTES: usize = 32;
 
@@ -102,6 +107,10 @@ pub struct Cache {
     /// The canonical keys of worlds met lately, by the world (its group's number here and its
     /// clients packed).
     recent_keys: Recent<RECENT_ANSWER>,
+    /// Where the outcomes of a client's action are in its group's record, by (the group, the
+    /// client, which of its actions, the settings' variant, the client packed: `client_step_key`)
+    /// lately met: its input, a function of these, is then neither made nor looked up.
+    client_steps: Recent<CLIENT_STEP_ANSWER, 2>,
     pub hits: u64,
     pub misses: u64,
     /// Times the cache was emptied.
@@ -191,6 +200,7 @@ impl Cache {
             enc: Vec::new(),
             rec_tmp: Vec::new(),
             recent_keys: Recent::new(RECENT_SLOTS),
+            client_steps: Recent::new(CLIENT_STEP_SLOTS),
             hits: 0,
             misses: 0,
             clears: 0,
@@ -211,6 +221,7 @@ impl Cache {
             + self.resps.capacity() * size_of::<Resp>()
             + self.resp_table.capacity() * 8
             + self.recent_keys.bytes()
+            + self.client_steps.bytes()
     }
 
     /// The most bytes it held.
@@ -237,6 +248,7 @@ impl Cache {
         self.resp_table.clear();
         // they name groups by number
         self.recent_keys.clear();
+        self.client_steps.clear();
     }
 
     pub fn group(&self, gid: u32) -> &GroupInfo {
@@ -331,6 +343,26 @@ impl Cache {
     /// Group `gid`'s step records (`step`, `own_outcomes`).
     pub fn record(&self, gid: u32) -> &[u8] {
         &self.groups[gid as usize].steps
+    }
+
+    /// Where the outcomes of the step `key` (`client_step_key`) are in its group's record, when
+    /// it was met lately (a hit of the step cache), or the slot to keep them in once known
+    /// (`put_client_step`).
+    pub fn client_step(&mut self, key: &[u64; 2]) -> Result<(u32, u32), usize> {
+        let found = self.client_steps.find(key).map(|a| {
+            let (x, y) = a.split_at(4);
+            (u32::from_le_bytes(x.try_into().expect("four bytes")), u32::from_le_bytes(y.try_into().expect("four bytes")))
+        });
+        self.hits += found.is_ok() as u64;
+        found
+    }
+
+    /// Keeps where the outcomes of the step `key` are (`r`), in the slot `client_step` named.
+    pub fn put_client_step(&mut self, slot: usize, key: &[u64; 2], r: (u32, u32)) {
+        let mut a = [0u8; 8];
+        a[..4].copy_from_slice(&r.0.to_le_bytes());
+        a[4..].copy_from_slice(&r.1.to_le_bytes());
+        self.client_steps.put(slot, key, &a);
     }
 
     /// Where the outcomes of group `gid`'s step with `inp` under the settings `variant` names
@@ -599,26 +631,40 @@ impl Cache {
 }
 
 /// The world of group `gid` and `clients` as a `Recent` key, exactly: the group's number and
-/// the clients' count, then a word a client (its fields and up to four roster ids); None for
-/// a world that does not fit.
+/// the clients' count, then a word a client (`client_word`); None for a world that does not fit.
 fn world_words(gid: u32, clients: &[Client]) -> Option<recent::Key> {
     let mut w = [0u64; recent::KEY_WORDS];
     *w.get_mut(clients.len())? = 1 << 63 | (clients.len() as u64) << 32 | gid as u64;
     for (x, c) in w.iter_mut().zip(clients) {
-        let r = &c.roster;
-        if r.len() > 4 || !(-1..=254).contains(&c.generation) {
-            return None;
-        }
-        let ids = r.iter().fold(0u64, |a, m| a << 8 | *m as u64);
-        *x = c.phase as u64
+        *x = client_word(c)?;
+    }
+    Some(w)
+}
+
+/// A client packed exactly into a word (its fields and up to four roster ids); None for one
+/// that does not fit.
+pub fn client_word(c: &Client) -> Option<u64> {
+    let r = &c.roster;
+    if r.len() > 4 || !(-1..=254).contains(&c.generation) {
+        return None;
+    }
+    let ids = r.iter().fold(0u64, |a, m| a << 8 | *m as u64);
+    Some(
+        c.phase as u64
             | (c.leader as u64) << 3
             | (r.len() as u64) << 4
             | (c.member as u64) << 7
             | ((c.generation + 1) as u64) << 15
             | (c.epoch as u64) << 23
-            | ids << 31;
-    }
-    Some(w)
+            | ids << 31,
+    )
+}
+
+/// The key of a client's action in `Cache::client_step`: the group's number, the client, which
+/// of its actions (`Model::client_actions_into` makes a client's actions from the group and the
+/// client alone, so these name its input), the settings' variant, and the client packed.
+pub fn client_step_key(gid: u32, client: u8, which: u8, variant: u8, word: u64) -> [u64; 2] {
+    [1 << 63 | (variant as u64) << 48 | (which as u64) << 40 | (client as u64) << 32 | gid as u64, word]
 }
 
 /// The group keys (`group_key` of a group under a renaming) of a whole run, numbered in the

@@ -4,20 +4,20 @@
 //! actions or outcomes), and so do those of the states expanded one after the other, so about
 //! half the keys are answered here, at a fixed cost in memory that does not grow with the run.
 
-/// A key: a few words (`Recent::find`).
+/// A world's key: a few words (`Recent::find`).
 pub const KEY_WORDS: usize = 5;
 pub type Key = [u64; KEY_WORDS];
 
-/// Up to `slots` answers of up to `V` bytes, each with its key.
-pub struct Recent<const V: usize> {
+/// Up to `slots` answers of up to `V` bytes, each with its key of `K` words.
+pub struct Recent<const V: usize, const K: usize = KEY_WORDS> {
     /// A slot's key (all zero: an empty slot; no key is).
-    keys: Vec<Key>,
+    keys: Vec<[u64; K]>,
     /// A slot's answer: its length, then it.
     answers: Vec<[u8; V]>,
     n: usize,
 }
 
-impl<const V: usize> Recent<V> {
+impl<const V: usize, const K: usize> Recent<V, K> {
     /// A table of `slots` slots (a power of two), allocated when first used.
     pub fn new(slots: usize) -> Self {
         assert!(slots.is_power_of_two() && (2..=256).contains(&V));
@@ -26,19 +26,19 @@ impl<const V: usize> Recent<V> {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.keys.capacity() * std::mem::size_of::<Key>() + self.answers.capacity() * V
+        self.keys.capacity() * std::mem::size_of::<[u64; K]>() + self.answers.capacity() * V
     }
 
     /// Forgets every answer.
     pub fn clear(&mut self) {
-        self.keys.fill([0; KEY_WORDS]);
+        self.keys.fill([0; K]);
     }
 
     /// The answer kept for `key` (not all zero) (Ok), or the slot to keep it in once known
     /// (`put`) (Err).
-    pub fn find(&mut self, key: &Key) -> Result<&[u8], usize> {
+    pub fn find(&mut self, key: &[u64; K]) -> Result<&[u8], usize> {
         if self.keys.is_empty() {
-            self.keys = vec![[0; KEY_WORDS]; self.n];
+            self.keys = vec![[0; K]; self.n];
             self.answers = vec![[0; V]; self.n];
         }
         // FxHash's round a word; the top bits, the best mixed, choose the slot
@@ -53,7 +53,7 @@ impl<const V: usize> Recent<V> {
 
     /// Keeps `answer` (fewer than `V` bytes; longer ones are not kept) for `key` in the slot
     /// `at` that `find` named for it.
-    pub fn put(&mut self, at: usize, key: &Key, answer: &[u8]) {
+    pub fn put(&mut self, at: usize, key: &[u64; K], answer: &[u8]) {
         if answer.len() >= V {
             return;
         }
@@ -85,6 +85,16 @@ mod tests {
         assert!(r.find(&key(9)).is_err());
         r.clear();
         assert!(r.find(&key(7)).is_err());
+    }
+
+    #[test]
+    fn keys_of_two_words_answer_as_keys_of_five() {
+        let mut r: Recent<9, 2> = Recent::new(8);
+        let Err(at) = r.find(&[5, 6]) else { panic!("an empty table answered") };
+        r.put(at, &[5, 6], b"12345678");
+        assert_eq!(r.find(&[5, 6]), Ok(&b"12345678"[..]));
+        assert!(r.find(&[5, 7]).is_err());
+        assert_eq!(r.bytes(), 8 * (16 + 9));
     }
 
     #[test]
