@@ -101,6 +101,13 @@ pub struct InputView<'a> {
     pub request_id: u16,
 }
 
+impl Input {
+    /// This input with its request borrowed.
+    pub fn view(&self) -> InputView<'_> {
+        InputView { kind: self.kind, req: self.req.as_ref(), member: self.member, instance: self.instance, request_id: self.request_id }
+    }
+}
+
 impl InputView<'_> {
     pub fn to_input(self) -> Input {
         Input { kind: self.kind, req: self.req.cloned(), member: self.member, instance: self.instance, request_id: self.request_id }
@@ -1023,15 +1030,20 @@ pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
                 // the roster renamed and sorted, in place at the end of `out`
                 let r0 = out.len();
                 out.extend(r.iter().map(|m| rn.mid(*m)));
-                sort_ids(&mut out[r0..]);
+                sort_few(&mut out[r0..]);
             }
         }
     }
 }
 
-/// Sorts a roster's few ids ascending, by insertion in place (the library's sort, called for
-/// two or three ids, costs more than it sorts).
-fn sort_ids(v: &mut [u8]) {
+/// Sorts `v` ascending: a handful of items (a roster's ids, a state's successors) by insertion
+/// in place (the library's sort, called for two or three, costs more than it sorts), more by
+/// the library's.
+pub(crate) fn sort_few<T: Ord + Copy>(v: &mut [T]) {
+    if v.len() > 16 {
+        v.sort_unstable();
+        return;
+    }
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;

@@ -608,24 +608,6 @@ fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &m
     made.finish(mark, found, quiet)
 }
 
-/// Sorts `v` ascending: a state's handful of successors by insertion in place (the library's
-/// sort, called for a few items, costs more than it sorts), more by the library's.
-fn sort_few(v: &mut [u64]) {
-    if v.len() > 16 {
-        v.sort_unstable();
-        return;
-    }
-    for i in 1..v.len() {
-        let x = v[i];
-        let mut j = i;
-        while j > 0 && v[j - 1] > x {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = x;
-    }
-}
-
 /// The set bits of `bits`, ascending.
 fn set_bits(mut bits: u64) -> impl Iterator<Item = u16> {
     std::iter::from_fn(move || {

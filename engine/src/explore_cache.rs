@@ -395,8 +395,7 @@ impl Cache {
         checks: &[TransitionCheck],
         f: &GroupFacts,
     ) -> Result<(u32, u32), StepError> {
-        let view = InputView { kind: inp.kind, req: inp.req.as_ref(), member: inp.member, instance: inp.instance, request_id: inp.request_id };
-        if let Some(at) = self.find(gid, variant, &view) {
+        if let Some(at) = self.find(gid, variant, &inp.view()) {
             return Ok(at);
         }
         self.step_new(table, gid, before, inp, settings, checks, f)
