@@ -426,19 +426,10 @@ impl Made {
     /// (session 25: 1.05-1.075x two threads over 24-30 pairs, more in the phases when a line
     /// takes ~400 ns between the vCPUs).
     fn pretouch(&mut self) {
-        let blank = SuccMade { target: Target::Same(0), fault: false, viols: (0, 0) };
-        let n = self.succs.capacity();
-        self.succs.resize(n, blank);
-        self.succs.clear();
-        let n = self.bytes.capacity();
-        self.bytes.resize(n, 0);
-        self.bytes.clear();
-        let n = self.rows.capacity();
-        self.rows.resize(n, 0);
-        self.rows.clear();
-        let n = self.states.capacity();
-        self.states.resize(n, StateMade { status: Status::Beyond, succs: (0, 0), rows: (0, 0) });
-        self.states.clear();
+        write_room(&mut self.succs, SuccMade { target: Target::Same(0), fault: false, viols: (0, 0) });
+        write_room(&mut self.bytes, 0);
+        write_room(&mut self.rows, 0);
+        write_room(&mut self.states, StateMade { status: Status::Beyond, succs: (0, 0), rows: (0, 0) });
     }
     /// Where the next state's output starts.
     fn mark(&self) -> Mark {
@@ -480,6 +471,12 @@ impl Made {
             + self.bytes.len()
             + 9 * self.news.capacity()
     }
+}
+
+/// Empties `v` after writing `blank` over all its room, every line at once (`Made::pretouch`).
+fn write_room<T: Clone>(v: &mut Vec<T>, blank: T) {
+    v.resize(v.capacity(), blank);
+    v.clear();
 }
 
 /// Lengths of a worker's buffers before a state's output (`Made::mark`).
@@ -1090,9 +1087,7 @@ impl Taken {
     fn take(&mut self, queue: &mut Queue, n: usize, cached: bool, owner: &[u8; BUCKETS]) -> Result<(), String> {
         // the worlds go where a worker read the last slice's: every line written at once, as
         // `Made::pretouch`
-        let room = self.bytes.capacity();
-        self.bytes.resize(room, 0);
-        self.bytes.clear();
+        write_room(&mut self.bytes, 0);
         self.ends.clear();
         for u in self.units.iter_mut() {
             u.clear();
