@@ -115,7 +115,9 @@ pub struct Outcome {
 /// session 14's 4-member crash run stopped at that limit with a single arena); state i's key
 /// ends at `key_end[i]` in its chunk and starts where the one before it ends (0 for a chunk's
 /// first state, `firsts`). Full worlds are kept only while a state waits in the BFS queue
-/// (`Queue`).
+/// (`Queue`). The table starts with room for `FIRST_ROOM` states (1.3 MB): below that each
+/// doubling hashed every key again from its bytes, a miss or two a key (session 26: ~6 ms of
+/// the storing thread's ~55 in a 184,306-state search, gone).
 pub(crate) struct Store {
     chunks: Vec<Vec<u8>>,
     key_end: Vec<u32>,
@@ -132,7 +134,13 @@ impl Store {
     /// A store whose key chunks hold at most `chunk_limit` bytes (at most 4 GiB).
     pub(crate) fn with_chunks(chunk_limit: usize) -> Store {
         let chunk_limit = chunk_limit.min(u32::MAX as usize);
-        Store { chunks: vec![Vec::new()], key_end: Vec::new(), firsts: vec![0], chunk_limit, table: HashTable::new() }
+        Store {
+            chunks: vec![Vec::new()],
+            key_end: Vec::new(),
+            firsts: vec![0],
+            chunk_limit,
+            table: HashTable::with_capacity(FIRST_ROOM),
+        }
     }
     pub(crate) fn len(&self) -> usize {
         self.key_end.len()
@@ -175,6 +183,9 @@ impl Store {
     }
 }
 
+/// The states the store's table has room for from the start (`Store`): 2^18 slots of 5 bytes.
+const FIRST_ROOM: usize = 1 << 17;
+
 /// State i's key in `Store`'s arenas (a free function: the table's rehash borrows the arenas
 /// while the table itself is borrowed mutably).
 fn key_in<'a>(chunks: &'a [Vec<u8>], key_end: &[u32], firsts: &[u32], i: u32) -> &'a [u8] {
@@ -184,7 +195,9 @@ fn key_in<'a>(chunks: &'a [Vec<u8>], key_end: &[u32], firsts: &[u32], i: u32) ->
     &chunks[c][start..key_end[i as usize] as usize]
 }
 
-/// The packed worlds of the states waiting in the BFS queue, oldest first.
+/// The packed worlds of the states waiting in the BFS queue, oldest first, each after a tag
+/// byte: the low byte of its group's hash when the search shares slices out by group
+/// (`Taken::take`), else 0.
 struct Queue {
     bytes: Vec<u8>,
     /// Start of each queued world in `bytes` (the next one's start, or the end, closes it).
@@ -197,20 +210,30 @@ impl Queue {
     fn new() -> Queue {
         Queue { bytes: Vec::new(), starts: std::collections::VecDeque::new(), peak: 0 }
     }
-    fn push(&mut self, world: &[u8]) -> Result<(), String> {
-        if self.bytes.len() + world.len() > u32::MAX as usize {
+    /// Queues a world after its tag.
+    fn push(&mut self, tag: u8, world: &[u8]) -> Result<(), String> {
+        self.push_parts(&[tag], world)
+    }
+    /// Queues a tag and the world after it (`Target::New`'s `enc`).
+    fn push_tagged(&mut self, tagged: &[u8]) -> Result<(), String> {
+        self.push_parts(&[], tagged)
+    }
+    fn push_parts(&mut self, tag: &[u8], world: &[u8]) -> Result<(), String> {
+        if self.bytes.len() + tag.len() + world.len() > u32::MAX as usize {
             return Err("the BFS queue exceeds 4 GiB".into());
         }
         self.starts.push_back(self.bytes.len() as u32);
+        self.bytes.extend_from_slice(tag);
         self.bytes.extend_from_slice(world);
         self.peak = self.peak.max(self.bytes.len() + 4 * self.starts.len());
         Ok(())
     }
-    /// The oldest world, appended to `out`.
-    fn pop(&mut self, out: &mut Vec<u8>) {
+    /// The oldest world, appended to `out`: its tag.
+    fn pop(&mut self, out: &mut Vec<u8>) -> u8 {
         let a = self.starts.pop_front().unwrap_or(0) as usize;
         let b = self.starts.front().map(|x| *x as usize).unwrap_or(self.bytes.len());
-        out.extend_from_slice(&self.bytes[a..b]);
+        let tag = self.bytes.get(a).copied().unwrap_or(0);
+        out.extend_from_slice(&self.bytes[(a + 1).min(b)..b]);
         // drop the consumed prefix once it is most of the buffer
         if b > (1 << 16) && b > self.bytes.len() / 2 {
             self.bytes.drain(..b);
@@ -218,6 +241,7 @@ impl Queue {
                 *s -= b as u32;
             }
         }
+        tag
     }
     /// The most bytes in use at once.
     fn bytes(&self) -> usize {
@@ -358,7 +382,7 @@ enum Target {
     /// A state already stored when the slice was made.
     Known(u32),
     /// Not stored then: its canonical key (its hash and `Made::bytes[key.0..key.1]`), its packed
-    /// world (`bytes[enc.0..enc.1]`) and the native state invariants it violates (`Made::viols`;
+    /// world after its queue tag (`bytes[enc.0..enc.1]`, `Queue`) and the native state invariants it violates (`Made::viols`;
     /// the Python ones are asked when it is stored, once a state).
     New { hash: u64, key: (u32, u32), enc: (u32, u32), viols: (u32, u32) },
     /// The target of an earlier successor made by the same thread for the same slice
@@ -615,6 +639,8 @@ fn expand(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], made: &m
             let violated = job.state_invs.iter().enumerate().filter(|(_, inv)| state_violated(**inv, group));
             target_of(job.store, key, made, violated.map(|(i, _)| i as u16), |bytes| {
                 encode_world(s.world, enc)?;
+                // (slices are shared out by position without the cache)
+                bytes.push(0);
                 bytes.extend_from_slice(enc);
                 Ok(())
             })?
@@ -693,6 +719,7 @@ fn expand_cached(job: &Job, hands: &mut Hands, cache: &mut Cache, here: &[u8], m
             cache.canonical_key(canon, g, clients, job.group_keys, key);
             let bits = cache.group(g).state_viols;
             target_of(job.store, key, made, set_bits(bits), |bytes| {
+                bytes.push(cache.group(g).hash_low);
                 bytes.extend_from_slice(cache.group_bytes(g));
                 enc.clear();
                 encode_clients(clients, enc)?;
@@ -976,7 +1003,7 @@ impl Search<'_> {
     /// A state stored for the first time: its packed world queued, its BFS links, the
     /// invariants it violates.
     fn new_state(&mut self, m: &Made, node: u32, pos: usize, nxt: u32, enc: (u32, u32), viols: (u32, u32)) -> Result<(), String> {
-        self.queue.push(&m.bytes[at(enc)])?;
+        self.queue.push_tagged(&m.bytes[at(enc)])?;
         self.parent.push(node);
         self.ord.push(u16::try_from(pos).map_err(|_| "more than 65,535 successors of one state".to_string())?);
         if self.levels.0.len() == self.node_depth as usize + 1 {
@@ -986,7 +1013,7 @@ impl Search<'_> {
             self.report.add(self.state_names[*v as usize], nxt, None);
         }
         if !self.py_state.is_empty() {
-            let w = decode_world(&m.bytes[at(enc)], self.model.n as usize);
+            let w = decode_world(&m.bytes[enc.0 as usize + 1..enc.1 as usize], self.model.n as usize);
             for (i, name) in self.py_state {
                 if self.cb.ok_or_else(no_callbacks)?.state_violated(*i, &w.group)? {
                     self.report.add(name, nxt, None);
@@ -1083,7 +1110,8 @@ impl Taken {
         &self.bytes[if i == 0 { 0 } else { self.ends[i - 1] as usize }..self.ends[i] as usize]
     }
     /// The next `n` states of the queue, each put in its unit: the one `owner` names for its
-    /// bucket (its group's hash when `cached`, else its position, modulo BUCKETS).
+    /// bucket (its group's hash when `cached`, as its queue tag carries it, else its position,
+    /// modulo BUCKETS).
     fn take(&mut self, queue: &mut Queue, n: usize, cached: bool, owner: &[u8; BUCKETS]) -> Result<(), String> {
         // the worlds go where a worker read the last slice's: every line written at once, as
         // `Made::pretouch`
@@ -1099,11 +1127,9 @@ impl Taken {
         self.left.store(self.units.len(), Ordering::SeqCst);
         self.made_bytes.store(0, Ordering::SeqCst);
         for i in 0..n {
-            let start = self.bytes.len();
-            queue.pop(&mut self.bytes);
+            let tag = queue.pop(&mut self.bytes);
             self.ends.push(pos32(self.bytes.len())?);
-            let w = &self.bytes[start..];
-            let b = if cached { (Store::hash(&w[..group_len(w)]) % BUCKETS as u64) as usize } else { i % BUCKETS };
+            let b = if cached { tag as usize % BUCKETS } else { i % BUCKETS };
             self.units[owner[b] as usize].push(i as u32);
         }
         Ok(())
@@ -1566,7 +1592,7 @@ pub fn explore(
         hands[0].canon.key(&init, &mut key);
     }
     search.store.intern(Store::hash(&key), &key)?;
-    search.queue.push(&enc)?;
+    search.queue.push(Store::hash(&enc[..group_len(&enc)]) as u8, &enc)?;
     search.parent.push(u32::MAX);
     search.ord.push(0);
     for inv in &state_invs {
@@ -1722,7 +1748,7 @@ fn each_world(
     let mut queue = Queue::new();
     let (mut enc, mut here) = (Vec::new(), Vec::new());
     encode_world(&model.initial(), &mut enc)?;
-    queue.push(&enc)?;
+    queue.push(0, &enc)?;
     let mut succs = Vec::new();
     let mut child = 1usize;
     for i in 0..states as u32 {
@@ -1737,7 +1763,7 @@ fn each_world(
             })?;
             while child < states && parent[child] == i {
                 encode_world(&succs[ord[child] as usize].world, &mut enc)?;
-                queue.push(&enc)?;
+                queue.push(0, &enc)?;
                 child += 1;
             }
         }

@@ -42,6 +42,10 @@ pub struct GroupInfo {
     bytes: (u32, u32),
     pub in_bounds: bool,
     pub quiet: bool,
+    /// The low byte of the hash of its packed bytes (`Store::hash`): what the storing thread
+    /// shares a slice out by, carried in the BFS queue with each world of it (so the world's
+    /// group is not read and hashed again to share it out).
+    pub hash_low: u8,
     /// Bit i: native state invariant i is violated.
     pub state_viols: u64,
     /// The number (`GroupKeys`) of `group_key(group, rn)` for the renamings met so far: (the
@@ -313,6 +317,7 @@ impl Cache {
         self.groups.push(GroupInfo {
             in_bounds: f.model.group_within_bounds(group),
             quiet: quiescent(group),
+            hash_low: hash as u8,
             state_viols,
             keys: SmallVec::new(),
             own_made: false,

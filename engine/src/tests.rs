@@ -429,3 +429,30 @@ fn bounds_whose_rosters_could_outgrow_the_inline_roster_make_no_model() {
     let err = at(8).roster_fits().expect_err("25 ids cannot fit");
     assert!(err.contains("at most 22 member ids"), "{err}");
 }
+
+#[test]
+fn a_few_items_sort_as_the_library_sorts_them() {
+    // every length up to past the branchless limit: distinct items (a key and its position)
+    // and items with many ties (the keys alone)
+    let mut x = 12345u64;
+    for n in 0..40usize {
+        for _ in 0..50 {
+            let v: Vec<(u8, u16)> = (0..n)
+                .map(|i| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((x >> 60) as u8, i as u16)
+                })
+                .collect();
+            let mut ours: Vec<u64> = v.iter().map(|(k, i)| u64::from(*k) << 16 | u64::from(*i)).collect();
+            let mut theirs = ours.clone();
+            sort_few(&mut ours);
+            theirs.sort();
+            assert_eq!(ours, theirs, "{n} items");
+            let mut keys: Vec<u8> = v.iter().map(|p| p.0).collect();
+            let mut sorted = keys.clone();
+            sort_few(&mut keys);
+            sorted.sort();
+            assert_eq!(keys, sorted);
+        }
+    }
+}
