@@ -1036,26 +1036,55 @@ pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
     }
 }
 
-/// Sorts `v` ascending: a handful of items (a roster's ids, a state's successors) each put at
-/// its rank (the items before it, counted without a branch: insertion's shifts mispredicted
-/// about once an item, 18 % of the storing thread's `absorb`, session 26), more by the
-/// library's sort (which, called for two or three, costs more than it sorts).
-pub(crate) fn sort_few<T: Ord + Copy + Default>(v: &mut [T]) {
-    const FEW: usize = 16;
-    if v.len() > FEW {
+/// Sorts `v` ascending: a handful of items (a roster's ids) by insertion in place (the
+/// library's sort, called for two or three, costs more than it sorts), more by the library's.
+pub(crate) fn sort_few<T: Ord + Copy>(v: &mut [T]) {
+    if v.len() > 16 {
         v.sort_unstable();
         return;
     }
-    let mut out = [T::default(); FEW];
-    for (i, &x) in v.iter().enumerate() {
-        // the smaller ones, and the equal ones before it (so equal items keep their order)
-        let mut rank = 0usize;
-        for (j, &y) in v.iter().enumerate() {
-            rank += usize::from(y < x) + usize::from(y == x && j < i);
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
         }
-        out[rank] = x;
+        v[j] = x;
     }
-    v.copy_from_slice(&out[..v.len()]);
+}
+
+/// Sorts `v` ascending as `sort_few`, for items in no particular order (a state's successors'
+/// numbers): up to 8 of them through a fixed network of compare-exchanges (Batcher's, 19 for 8,
+/// 5 for 4; each a min and a max without a branch), more by insertion. Insertion's shifts
+/// mispredicted about once an item there, 18 % of the storing thread's `absorb`'s own samples
+/// (session 26). A roster's ids come almost sorted: insertion is cheaper for them.
+pub(crate) fn sort_unbranched(v: &mut [u64]) {
+    const FOUR: [(usize, usize); 5] = [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)];
+    const EIGHT: [(usize, usize); 19] = [
+        (0, 1), (2, 3), (4, 5), (6, 7),
+        (0, 2), (1, 3), (4, 6), (5, 7),
+        (1, 2), (5, 6),
+        (0, 4), (1, 5), (2, 6), (3, 7),
+        (2, 4), (3, 5),
+        (1, 2), (3, 4), (5, 6),
+    ];
+    let net: &[(usize, usize)] = match v.len() {
+        0 | 1 => return,
+        2..=4 => &FOUR,
+        5..=8 => &EIGHT,
+        _ => return sort_few(v),
+    };
+    // the missing items sort last
+    let mut w = [u64::MAX; 8];
+    w[..v.len()].copy_from_slice(v);
+    for &(i, j) in net {
+        let (a, b) = (w[i], w[j]);
+        w[i] = a.min(b);
+        w[j] = a.max(b);
+    }
+    let n = v.len();
+    v.copy_from_slice(&w[..n]);
 }
 
 /// A generation-like value in one key byte (the packed world refuses values beyond -1..=254).

@@ -973,7 +973,7 @@ impl Search<'_> {
         for r in &m.rows[at(st.rows)] {
             self.rows_fired[*r as usize] += 1;
         }
-        sort_few(&mut self.targets);
+        sort_unbranched(&mut self.targets);
         self.calm_targets.clear();
         let targets = &self.targets;
         let mut i = 0;

@@ -432,27 +432,28 @@ fn bounds_whose_rosters_could_outgrow_the_inline_roster_make_no_model() {
 
 #[test]
 fn a_few_items_sort_as_the_library_sorts_them() {
-    // every length up to past the branchless limit: distinct items (a key and its position)
-    // and items with many ties (the keys alone)
+    // every length up to past the networks' 8 and insertion's 16: distinct items, items with
+    // many ties, and items at the top of the range (the networks pad with u64::MAX)
     let mut x = 12345u64;
     for n in 0..40usize {
-        for _ in 0..50 {
-            let v: Vec<(u8, u16)> = (0..n)
+        for round in 0..60 {
+            let v: Vec<u64> = (0..n)
                 .map(|i| {
                     x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    ((x >> 60) as u8, i as u16)
+                    match round % 3 {
+                        0 => x >> 20 << 8 | i as u64,
+                        1 => x >> 61,
+                        _ => u64::MAX - (x >> 62),
+                    }
                 })
                 .collect();
-            let mut ours: Vec<u64> = v.iter().map(|(k, i)| u64::from(*k) << 16 | u64::from(*i)).collect();
-            let mut theirs = ours.clone();
-            sort_few(&mut ours);
+            let mut theirs = v.clone();
             theirs.sort();
-            assert_eq!(ours, theirs, "{n} items");
-            let mut keys: Vec<u8> = v.iter().map(|p| p.0).collect();
-            let mut sorted = keys.clone();
-            sort_few(&mut keys);
-            sorted.sort();
-            assert_eq!(keys, sorted);
+            let (mut few, mut unbranched) = (v.clone(), v.clone());
+            sort_few(&mut few);
+            sort_unbranched(&mut unbranched);
+            assert_eq!(few, theirs, "{n} items: {v:?}");
+            assert_eq!(unbranched, theirs, "{n} items: {v:?}");
         }
     }
 }
