@@ -212,18 +212,11 @@ impl Queue {
     }
     /// Queues a world after its tag.
     fn push(&mut self, tag: u8, world: &[u8]) -> Result<(), String> {
-        self.push_parts(&[tag], world)
-    }
-    /// Queues a tag and the world after it (`Target::New`'s `enc`).
-    fn push_tagged(&mut self, tagged: &[u8]) -> Result<(), String> {
-        self.push_parts(&[], tagged)
-    }
-    fn push_parts(&mut self, tag: &[u8], world: &[u8]) -> Result<(), String> {
-        if self.bytes.len() + tag.len() + world.len() > u32::MAX as usize {
+        if self.bytes.len() + 1 + world.len() > u32::MAX as usize {
             return Err("the BFS queue exceeds 4 GiB".into());
         }
         self.starts.push_back(self.bytes.len() as u32);
-        self.bytes.extend_from_slice(tag);
+        self.bytes.push(tag);
         self.bytes.extend_from_slice(world);
         self.peak = self.peak.max(self.bytes.len() + 4 * self.starts.len());
         Ok(())
@@ -381,9 +374,10 @@ enum Target {
     Same(u32),
     /// A state already stored when the slice was made.
     Known(u32),
-    /// Not stored then: its canonical key (its hash and `Made::bytes[key.0..key.1]`), its packed
-    /// world after its queue tag (`bytes[enc.0..enc.1]`, `Queue`) and the native state invariants it violates (`Made::viols`;
-    /// the Python ones are asked when it is stored, once a state).
+    /// Not stored then: its canonical key (its hash and `Made::bytes[key.0..key.1]`), its queue
+    /// tag and packed world (`bytes[enc.0..enc.1]`, the tag first: `Queue`) and the native state
+    /// invariants it violates (`Made::viols`; the Python ones are asked when it is stored, once a
+    /// state).
     New { hash: u64, key: (u32, u32), enc: (u32, u32), viols: (u32, u32) },
     /// The target of an earlier successor made by the same thread for the same slice
     /// (`Made::succs[j]`, a `New` one): a state's successors repeat, and so do those of the
@@ -1003,7 +997,9 @@ impl Search<'_> {
     /// A state stored for the first time: its packed world queued, its BFS links, the
     /// invariants it violates.
     fn new_state(&mut self, m: &Made, node: u32, pos: usize, nxt: u32, enc: (u32, u32), viols: (u32, u32)) -> Result<(), String> {
-        self.queue.push_tagged(&m.bytes[at(enc)])?;
+        // `enc` starts with the tag (`target_of`'s packing)
+        let (tag, world) = (m.bytes[enc.0 as usize], &m.bytes[enc.0 as usize + 1..enc.1 as usize]);
+        self.queue.push(tag, world)?;
         self.parent.push(node);
         self.ord.push(u16::try_from(pos).map_err(|_| "more than 65,535 successors of one state".to_string())?);
         if self.levels.0.len() == self.node_depth as usize + 1 {
@@ -1013,7 +1009,7 @@ impl Search<'_> {
             self.report.add(self.state_names[*v as usize], nxt, None);
         }
         if !self.py_state.is_empty() {
-            let w = decode_world(&m.bytes[enc.0 as usize + 1..enc.1 as usize], self.model.n as usize);
+            let w = decode_world(world, self.model.n as usize);
             for (i, name) in self.py_state {
                 if self.cb.ok_or_else(no_callbacks)?.state_violated(*i, &w.group)? {
                     self.report.add(name, nxt, None);
@@ -1579,7 +1575,7 @@ pub fn explore(
     };
 
     let init = model.initial();
-    let (mut key, mut enc) = (Vec::new(), Vec::new());
+    let (mut key, mut enc, mut tag) = (Vec::new(), Vec::new(), 0u8);
     let group_keys = GroupKeys::default();
     encode_world(&init, &mut enc)?;
     if cached {
@@ -1587,12 +1583,13 @@ pub fn explore(
         let (h, mut cache) = (&mut hands[0], lock(&caches[0]));
         let facts = GroupFacts { model, state_invs: &state_invs, symmetry: opts.symmetry };
         let gid = cache.intern_bytes(&enc[..group_len(&enc)], &facts);
+        tag = cache.group(gid).hash_low;
         cache.canonical_key(&mut h.canon, gid, &init.clients, &group_keys, &mut key);
     } else {
         hands[0].canon.key(&init, &mut key);
     }
     search.store.intern(Store::hash(&key), &key)?;
-    search.queue.push(Store::hash(&enc[..group_len(&enc)]) as u8, &enc)?;
+    search.queue.push(tag, &enc)?;
     search.parent.push(u32::MAX);
     search.ord.push(0);
     for inv in &state_invs {
