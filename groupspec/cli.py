@@ -17,7 +17,7 @@ import sys
 import textwrap
 from typing import Final, NoReturn, Optional, Protocol, Sequence
 
-from model.errors import EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
+from model.errors import EXIT_BAD_INPUT, EXIT_DEFECT, EXIT_INTERRUPTED, BadInput, BoundaryError, Incomplete
 
 from groupspec.commands import (
     check, clients, diff, fuzz, observe, prove, prove_states, render, replay, scenario_render,
@@ -158,10 +158,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # `groupspec ... | head`: the reader left; not an error of ours
         _silence_stdout()
         return 0
-    except Exception:
+    except Exception as e:
         import traceback
 
+        from groupspec.user_code import user_fault
+
         _flush_quietly()
+        fault = user_fault(e)
+        if fault is not None:  # the user's own atom, effect, reply form or invariant raised
+            print(f"groupspec {name}: {fault}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         traceback.print_exc()
         print(f"groupspec {name}: internal error (a defect in groupspec, not in your input): please "
               "report it with the command line and the traceback above", file=sys.stderr)

@@ -1,0 +1,85 @@
+"""An exception raised inside a user's own definition, told apart from a defect of groupspec.
+
+A table written outside groupspec may register its own atoms, effects, reply forms and
+invariants (model.dsl's registries, model.invariants). When one of them raises, the run stops
+the way it would on a groupspec defect (the Python step raises, the native engine hands the
+callback's exception back), but the defect is in the user's code: `groupspec.cli.main` reports
+it in one line, naming the definition, the file and line where it raised and the exception,
+with the exit code of bad input, instead of a traceback and a request for a bug report.
+
+A definition is the user's when its module is not one of groupspec's own packages; the
+traceback tells which definition was running: the innermost frame whose code is a registered
+definition's.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from types import CodeType
+from typing import Callable, Optional
+
+from model.dsl import ATOMS, EFFECTS, REPLY_FORMS
+from model.invariants import INVARIANTS
+
+# groupspec's own top-level packages (pyproject.toml's; tests/cli checks they agree)
+PRODUCT = ("model", "check", "proofs", "reference", "wire", "traces", "conformance", "fuzz",
+           "server", "render", "observe", "clients", "groupspec")
+
+
+def _ours(fn: Callable[..., object]) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in PRODUCT
+
+
+def _code(fn: Callable[..., object]) -> Optional[CodeType]:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return code if isinstance(code, CodeType) else None
+
+
+def _user_definitions() -> dict[CodeType, str]:
+    """The code of every registered definition that is not groupspec's own -> `atom 'name'`."""
+    found: dict[CodeType, str] = {}
+    named: list[tuple[str, str, Callable[..., object]]] = []
+    named += [("atom", n, a.fn) for n, a in ATOMS.items()]
+    named += [("effect", n, e.fn) for n, e in EFFECTS.items()]
+    named += [("reply form", n, f) for n, f in REPLY_FORMS.items()]
+    named += [("invariant", n, i.check) for n, i in INVARIANTS.items()]
+    for kind, name, fn in named:
+        code = _code(fn)
+        if code is not None and not _ours(fn):
+            found[code] = f"{kind} {name!r}"
+    return found
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it was raised from or during, outermost first."""
+    out: list[BaseException] = []
+    seen: set[int] = set()
+    e: Optional[BaseException] = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        out.append(e)
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def user_fault(exc: BaseException) -> Optional[str]:
+    """One line for an exception raised inside a user's definition: which definition, where
+    (the innermost frame in its file) and what; None when no user definition was running."""
+    definitions = _user_definitions()
+    if not definitions:
+        return None
+    for e in _chain(exc):
+        frames = list(traceback.walk_tb(e.__traceback__))
+        inside = [k for k, (frame, _) in enumerate(frames) if frame.f_code in definitions]
+        if not inside:
+            continue
+        k = inside[-1]
+        name = definitions[frames[k][0].f_code]
+        path = frames[k][0].f_code.co_filename
+        # where it raised: the innermost frame in the definition's own file, below it
+        line = next(ln for f, ln in reversed(frames[k:]) if f.f_code.co_filename == path)
+        what = "".join(traceback.format_exception_only(type(e), e)).strip().replace("\n", " ")
+        return f"{name} raised {what} at {path}:{line} (a defect in that definition, not in groupspec)"
+    return None
