@@ -161,7 +161,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as e:
         import traceback
 
-        from groupspec.user_code import user_fault
+        from check.user_code import user_fault
 
         _flush_quietly()
         fault = user_fault(e)

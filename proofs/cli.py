@@ -16,11 +16,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final, Sequence, TextIO
 
-from model.dsl import Guard, Table
+from check.user_code import ours
+from model.dsl import ATOMS, EFFECTS, Guard, Table
 from model.errors import BadInput
 from model.invariants import INVARIANTS
 from model.table import URGENT
+from proofs.atoms import ATOM_ENCODINGS
 from proofs.bmc import bmc
+from proofs.effects import EFFECT_ENCODINGS
 from proofs.symbolic import MAX_FINITE_DEPTH
 from proofs.induction import InductionReport, prove
 from proofs.interrupt import interruptible
@@ -59,6 +62,29 @@ def check_options(o: ProveOptions) -> list[str]:
     return _names(o.invariants)
 
 
+def refuse_unencoded(table: Table, urgent: Sequence[tuple[str, Guard]]) -> None:
+    """BadInput naming the atoms and effects of `table` that the Z3 encoding cannot stand for:
+    those it has no encoding of, and a user's own definition under a name it has (the encoding
+    is of groupspec's definition, not of the user's)."""
+    atoms = {lit.atom for r in table.rows for lit in r.guard.literals}
+    atoms |= {lit.atom for _, g in urgent for lit in g.literals}
+    effects = {e for r in table.rows for e in r.effects}
+    lacking = []
+    for kind, used, encodings, registry in (("atom", atoms, ATOM_ENCODINGS, {n: a.fn for n, a in ATOMS.items()}),
+                                            ("effect", effects, EFFECT_ENCODINGS,
+                                             {n: e.fn for n, e in EFFECTS.items()})):
+        for name in sorted(used):
+            fn = registry.get(name)
+            if name not in encodings:
+                lacking.append(f"{kind} {name!r} (no Z3 encoding)")
+            elif fn is not None and not ours(fn):
+                lacking.append(f"{kind} {name!r} (redefined in {fn.__module__}; the encoding is of groupspec's)")
+    if lacking:
+        raise BadInput(f"table {table.name}: the Z3 encoding cannot stand for {', '.join(lacking)}; groupspec "
+                       "prove covers tables built from groupspec's own atoms and effects (groupspec check "
+                       "explores any table)")
+
+
 def _names(selected: Sequence[str]) -> list[str]:
     known = list(INVARIANTS) + [n for n in all_state_invariants() if n not in INVARIANTS]
     known += [n for n in STEP_INVARIANTS if n not in known]
@@ -72,6 +98,7 @@ def prove_table(table: Table, o: ProveOptions, out: TextIO,
                 urgent: tuple[tuple[str, Guard], ...] = URGENT) -> tuple[int, dict[str, Any]]:
     """Every obligation of `table`, printed to `out` as it is decided: (exit status, JSON report)."""
     names = check_options(o)
+    refuse_unencoded(table, urgent)
     start = time.perf_counter()
     report: dict[str, Any] = {"table": table.name}
     with interruptible():

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Final, Iterator, Optional
 
+from check.user_code import user_fault
+from model.errors import BadInput
 from traces.inputs import Inputs
 from traces.output import AtomicOutput
 from traces.batch import STAGED_EXTRA, native_stager, stage_json_lines, stage_parsed, stage_records, staged_schema
@@ -41,6 +43,8 @@ STAGED_DDL: Final = ", ".join(
     + [f"{n} {_SPARK_TYPES[t]}" for n, t in STAGED_EXTRA]
 )
 OUTPUT_DDL: Final = ", ".join(f"`{n}` {_SPARK_TYPES[t]}" for n, t in OUTPUT_COLUMNS)
+# stage 2's row for an exception raised inside the table's own definition (`reason`: what)
+FAULT: Final = "fault"
 
 
 def _arrow_types() -> dict[str, Any]:
@@ -160,11 +164,20 @@ def make_stage2(fmt: str, engine: str = "native", table: Optional[str] = None) -
             else PartitionJudge(fmt, edges=default_edges(judged))
         )
         out: list[dict[str, Any]] = []
-        for row in judge.judge(batches):
-            out.append(row)
-            if len(out) >= 4096:
-                yield _to_batch(out, schema)
-                out = []
+        try:
+            for row in judge.judge(batches):
+                out.append(row)
+                if len(out) >= 4096:
+                    yield _to_batch(out, schema)
+                    out = []
+        except Exception as e:
+            fault = user_fault(e)
+            if fault is None:
+                raise
+            # the table's own definition raised: one row saying so, for the driver to report
+            # (a failed task would bury it in the executor's log, with Spark's stack traces)
+            yield _to_batch([{name: None for name in schema.names} | {"table": FAULT, "reason": fault}], schema)
+            return
         out.extend(judge.coverage_rows())
         if judge.ignored:
             out.append({name: None for name in schema.names} | {"table": "ignored", "count": judge.ignored})
@@ -327,6 +340,9 @@ def run(
         stage_dir = str(out.path("_stage"))
         judged.write.partitionBy("table").parquet(stage_dir)
         staged_out = spark.read.schema(OUTPUT_DDL).parquet(stage_dir)
+        fault = staged_out.where(F.col("table") == FAULT).agg(F.min("reason")).first()[0]
+        if fault is not None:  # nothing is published: the output stays as it was
+            raise BadInput(fault)
 
         def table(name: str, columns: tuple[str, ...]) -> Any:
             return staged_out.where(F.col("table") == name).select(*columns)

@@ -5,7 +5,9 @@ invariants (model.dsl's registries, model.invariants). When one of them raises, 
 the way it would on a groupspec defect (the Python step raises, the native engine hands the
 callback's exception back), but the defect is in the user's code: `groupspec.cli.main` reports
 it in one line, naming the definition, the file and line where it raised and the exception,
-with the exit code of bad input, instead of a traceback and a request for a bug report.
+with the exit code of bad input, instead of a traceback and a request for a bug report. On
+Spark, stage 2 of the replay (traces/job.py) makes the same line on the executor and hands it to
+the driver as a row, so a failed task's stack traces never bury it.
 
 A definition is the user's when its module is not one of groupspec's own packages; the
 traceback tells which definition was running: the innermost frame whose code is a registered
@@ -27,7 +29,8 @@ PRODUCT = ("model", "check", "proofs", "reference", "wire", "traces", "conforman
            "server", "render", "observe", "clients", "groupspec")
 
 
-def _ours(fn: Callable[..., object]) -> bool:
+def ours(fn: Callable[..., object]) -> bool:
+    """Whether `fn` is defined in one of groupspec's own packages."""
     module = getattr(fn, "__module__", None) or ""
     return module.split(".")[0] in PRODUCT
 
@@ -47,7 +50,7 @@ def _user_definitions() -> dict[CodeType, str]:
     named += [("invariant", n, i.check) for n, i in INVARIANTS.items()]
     for kind, name, fn in named:
         code = _code(fn)
-        if code is not None and not _ours(fn):
+        if code is not None and not ours(fn):
             found[code] = f"{kind} {name!r}"
     return found
 
