@@ -8,10 +8,10 @@ CLASSIC_TABLE (row overrides) without an import cycle.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Final
 
+from check.user_code import import_users_module
 from model.dsl import Guard, Table
 from model.errors import BadInput
 
@@ -47,10 +47,7 @@ def table_of(spec: str, what: str = "--table") -> tuple[Table, Urgent]:
     mod_name, sep, attr = spec.partition(":")
     if not sep or not mod_name or not attr:
         raise BadInput(f"{what} expects package.module:NAME, got {spec!r}")
-    try:
-        mod = importlib.import_module(mod_name)
-    except ImportError as e:
-        raise BadInput(f"{what}: cannot import {mod_name!r}: {e}") from e
+    mod = import_users_module(mod_name, what)
     obj = getattr(mod, attr, None)
     if obj is None and "." not in attr and hasattr(mod, "MUTANTS"):
         entry = getattr(mod, "MUTANTS").get(attr)

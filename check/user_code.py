@@ -16,12 +16,15 @@ definition's.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
 import traceback
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Callable, Optional
 
 from model.dsl import ATOMS, EFFECTS, REPLY_FORMS
+from model.errors import BadInput
 from model.invariants import INVARIANTS
 
 # groupspec's own top-level packages (pyproject.toml's; tests/cli checks they agree)
@@ -86,3 +89,29 @@ def user_fault(exc: BaseException) -> Optional[str]:
         what = "".join(traceback.format_exception_only(type(e), e)).strip().replace("\n", " ")
         return f"{name} raised {what} at {path}:{line} (a defect in that definition, not in groupspec)"
     return None
+
+
+def import_users_module(name: str, what: str) -> ModuleType:
+    """The user's module `name` (a table's, e.g. --table users_table:TABLE), imported; one line of
+    BadInput led by `what` when it cannot be: not found, not Python (where), or its code raised
+    while it was imported (what, and where)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise BadInput(f"{what}: cannot import {name!r}: {e}") from None
+    except SyntaxError as e:  # IndentationError too
+        raise BadInput(f"{what}: cannot import {name!r}: {type(e).__name__}: {e.msg} at "
+                       f"{e.filename}:{e.lineno}") from None
+    except Exception as e:
+        # where: the innermost line of the module's own file (a registry refusing its atom
+        # raises in groupspec's code, called from the user's line that registered it)
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if "importlib" not in f.filename and "<frozen" not in f.filename]
+        try:
+            origin = getattr(importlib.util.find_spec(name), "origin", None)
+        except Exception:  # a package above it that fails to import as well
+            origin = None
+        own = [f for f in frames if origin is not None and f.filename == origin]
+        where = f" at {(own or frames)[-1].filename}:{(own or frames)[-1].lineno}" if frames else ""
+        what_raised = "".join(traceback.format_exception_only(type(e), e)).strip().replace("\n", " ")
+        raise BadInput(f"{what}: importing {name!r} raised {what_raised}{where}") from None

@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
+from check.user_code import user_fault
 from model.coordinator_api import (
     BackdoorCoordinator,
     Coordinator,
@@ -583,8 +584,10 @@ BRIEF_WAIT_S = 0.02
 
 def _target_raised(e: Exception) -> _StepFailed:
     """An exception from the target is this step's failure, except a target that could not be
-    reached or did not answer in time: that run is incomplete (exit 3), not a failed scenario."""
-    if isinstance(e, Incomplete):
+    reached or did not answer in time: that run is incomplete (exit 3), not a failed scenario;
+    nor is a user's own table whose definition raised (--target model --table): that is the
+    table's defect, reported as one (check.user_code, exit 2)."""
+    if isinstance(e, Incomplete) or user_fault(e) is not None:
         raise e
     if isinstance(e, TimeBudgetExceeded):
         raise _Skipped(f"the target's budget: {e}") from e

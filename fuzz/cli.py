@@ -53,6 +53,7 @@ from fuzz.shrink import scenario_document, shrink
 
 COVERAGE_LAG = 8  # windows of parallel/4 sequences
 MAX_INCONCLUSIVE: Final = 0.05  # a larger share of inconclusive groups: the run is incomplete
+CANCEL_GRACE_S: Final = 5.0  # how long sequences cancelled by an error may take to delete their groups
 
 # Kafka's settings a fuzz run assumes when none are given: short timeouts so timers fire within a
 # sequence (Tansu has no session bounds; serve and Kafka 3.9 are started with these).
@@ -241,6 +242,14 @@ class Fuzzer:
                 t.cancel()
             progress.cancel()
             lag.cancel()
+            # a cancelled sequence still deletes its group: the connection stays open until the
+            # sequences have ended (else each ends in an error of its own, printed at exit)
+            ending = [t for t in running.values() if not t.done()]
+            if ending:
+                await asyncio.wait(ending, timeout=CANCEL_GRACE_S)
+                for t in ending:
+                    if t.done() and not t.cancelled():
+                        t.exception()  # retrieved: what it raised on the way out is not news
             self.broker.close()
 
     def _enough(self) -> bool:

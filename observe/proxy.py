@@ -94,6 +94,10 @@ class Proxy:
             self._tasks.add(task)
             try:
                 await self._connection(upstream, reader, writer)
+            except asyncio.CancelledError:
+                # `close` ended it: the task returns, since asyncio prints the traceback of a
+                # connection handler's task that ends cancelled (Python 3.11)
+                pass
             finally:
                 self._tasks.discard(task)
 

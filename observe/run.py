@@ -148,6 +148,9 @@ class _Session:
         while True:
             await asyncio.sleep(TICK_S)
             self.judge.tick(time.monotonic())
+            if self.judge.fault() is not None:  # the judging ended: conclude reports why
+                self._stop("a definition of the table failing")
+                return
 
     async def _health(self) -> None:
         failures = 0

@@ -18,9 +18,11 @@ import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
+from check.user_code import user_fault
 from model import messages as m
+from model.errors import BadInput
 from model.coordinator_api import CoordinatorConfig
 from model.vocabulary import ApiKey
 
@@ -31,6 +33,7 @@ from observe.report import report, write_report
 
 
 DRAIN_S = 60.0  # after the stop, how long the judge may go on judging what is queued
+FAULT = "fault"  # the judge's message for a definition of the user's table that raised
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,7 @@ class JudgeProcess:
                                  name="observe-judge", daemon=True)
         self._proc.start()
         self._rid = 0
+        self._fault: Optional[str] = None
         self.max_backlog = 0  # the most observations waiting at once (how far judging fell behind)
 
     def _put(self, *message: Any) -> None:
@@ -84,16 +88,33 @@ class JudgeProcess:
         self.max_backlog = max(self.max_backlog, self._queue.qsize())
         self._put("tick", at)
 
+    def fault(self) -> Optional[str]:
+        """Without waiting: the line of a definition of the user's table that raised in the judge
+        (check.user_code), which ended the judging; None while it judges."""
+        if self._fault is None and self._results.poll():
+            self._fault = self._read_fault(self._results.recv())
+        return self._fault
+
     def finish(self, **report_args: Any) -> dict[str, Any]:
         """Judge what is queued, write the report (`report_args`: observe/report.py `report`'s
-        keywords but the judging) and return it."""
-        self._put("finish", {**report_args, "backlog": self.max_backlog})
-        self._stopping.set()
-        try:
-            doc: dict[str, Any] = self._results.recv()
-        finally:
-            self._proc.join(30)
-        return doc
+        keywords but the judging) and return it; BadInput when a definition of the user's table
+        raised (nothing is reported: the judging ended there)."""
+        if self.fault() is None:
+            self._put("finish", {**report_args, "backlog": self.max_backlog})
+            self._stopping.set()
+            try:
+                doc: Union[dict[str, Any], tuple[str, str]] = self._results.recv()
+            finally:
+                self._proc.join(30)
+            self._fault = self._read_fault(doc)
+            if isinstance(doc, dict):
+                return doc
+        self._proc.join(30)
+        raise BadInput(self._fault or "the judge ended without a report")
+
+    @staticmethod
+    def _read_fault(message: Any) -> Optional[str]:
+        return str(message[1]) if isinstance(message, tuple) and message[:1] == (FAULT,) else None
 
 
 def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, stopping: Any,
@@ -107,6 +128,17 @@ def _work(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, 
 
     judging = Judging(s.config, s.tol, target=s.target, accept=load_accept(s.accept) if s.accept else None,
                       report=s.report, log=log, started=s.started, table=s.table)
+    try:
+        _judge_all(queue, results, stopping, s, judging, log)
+    except Exception as e:
+        fault = user_fault(e)
+        if fault is None:
+            raise
+        results.send((FAULT, fault))  # the proxy stops the run and reports it
+
+
+def _judge_all(queue: "multiprocessing.Queue[tuple[Any, ...]]", results: Connection, stopping: Any,
+               s: JudgeSettings, judging: Judging, log: Callable[[str], None]) -> None:
     tokens: dict[int, list[Token]] = {}
     cpu0 = time.process_time()
     stop_seen: Optional[float] = None

@@ -16,7 +16,7 @@ import sys
 from typing import Final
 
 from model.coordinator_api import CoordinatorConfig
-from model.errors import EXIT_OK, BadInput, Incomplete
+from model.errors import EXIT_BAD_INPUT, EXIT_OK, BadInput, Incomplete
 
 from groupspec.options import add_config_option, load_table_or_profile, output_dir, parse_config
 
@@ -161,6 +161,9 @@ def run(a: argparse.Namespace) -> int:
                      f"{doc['violations_by_kind']}; report in {a.report}\n")
     if v.violations or (observed is not None and observed.findings):
         return EXIT_VIOLATION
+    if observed is not None and observed.exit_code == EXIT_BAD_INPUT:  # e.g. --observe-table's atom raised
+        said = observed.stderr_tail[-1] if observed.stderr_tail else "no message"
+        raise BadInput(f"observe stopped: {said.removeprefix('groupspec observe: ')}")
     if observed is not None and observed.exit_code not in (0, 1):
         raise Incomplete(f"groupspec observe ended with exit {observed.exit_code} (3: the upstream failed); "
                          f"see {a.report}/observe")

@@ -1,13 +1,17 @@
 """An exception inside a user's own definition (a table written outside groupspec registering its
 atom) is reported as the user's defect: one line naming the definition, its file and line and the
-exception, exit 2, no traceback, on both engines; an exception in groupspec's own code stays an
-internal error (the negative control)."""
+exception, exit 2, no traceback and nothing published, in every command that runs the table (check
+on both engines, replay local and on Spark, scenario run, fuzz, observe); an exception in
+groupspec's own atom is not the user's (the negative control). prove names what the Z3 encoding
+cannot stand for; observe stopped with a member connected prints no asyncio traceback."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -71,16 +75,19 @@ def users(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ["check", "--members", "2", "--max-generation", "1", "--engine", "python"],
     ["replay", "--input", "trace/part-00000.jsonl", "--output", "out", "--local"],
     ["replay", "--input", "trace/part-00000.jsonl", "--output", "out", "--no-progress"],  # on Spark
-], ids=["check-native", "check-python", "replay-local", "replay-spark"])
+    ["scenario", "run", str(ROOT / "tests/scenarios/static-membership.json"), "--target", "model"],
+    ["fuzz", "--target", "serve", "--max-requests", "3000", "--report", "out"],
+], ids=["check-native", "check-python", "replay-local", "replay-spark", "scenario-run", "fuzz"])
 def test_a_users_atom_that_raises_is_named_in_one_line(users: Path, command: list[str]) -> None:
     done = groupspec([*command, "--table", "users_table:TABLE"], users)
     assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    assert not (users / "out").exists()  # nothing published
+    assert "Traceback" not in done.stderr, done.stderr
+    assert not (users / "out" / "report.json").exists() and not (users / "out" / "_SUCCESS").exists()
+    name = " ".join(command[:2]) if command[0] == "scenario" else command[0]
     last = done.stderr.strip().splitlines()[-1]
     # the line of the helper that raised, inside the definition's file
     line = TABLE.splitlines().index("    return inp.generation  # Input has no such field: the user's bug") + 1
-    assert last == (f"groupspec {command[0]}: atom 'users-generation-ok' raised AttributeError: 'Input' object "
+    assert last == (f"groupspec {name}: atom 'users-generation-ok' raised AttributeError: 'Input' object "
                     f"has no attribute 'generation' at {users / 'users_table.py'}:{line} "
                     "(a defect in that definition, not in groupspec)")
 
@@ -122,3 +129,65 @@ def test_prove_refuses_an_atom_redefined_by_a_user(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(ATOMS, "generation-matches", Atom("generation-matches", _always, ""))
     with pytest.raises(BadInput, match=r"atom 'generation-matches' \(redefined in test_user_code; "):
         refuse_unencoded(CLASSIC_TABLE, URGENT)
+
+
+def _observe_with_a_consumer(where: Path, table: str, stop: bool) -> tuple[int, str]:
+    """`groupspec observe --upstream serve --table TABLE` with a kafka-python member heartbeating
+    through it for up to 12 s (until observe ends); `stop`: then SIGTERM while it is connected.
+    (exit status, stderr)"""
+    from kafka import KafkaConsumer
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(where), str(ROOT)])}
+    proc = subprocess.Popen([sys.executable, "-m", "groupspec.cli", "observe", "--upstream", "serve", "--table", table,
+                             "--report", str(where / f"observed-{stop}")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=where, start_new_session=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert "listening on 127.0.0.1:" in first, first
+    consumer = KafkaConsumer("t", bootstrap_servers=first.split()[-1], group_id="g", session_timeout_ms=6000,
+                             heartbeat_interval_ms=300)
+    try:
+        end = time.monotonic() + 12
+        while time.monotonic() < end and proc.poll() is None:
+            consumer.poll(timeout_ms=200)
+        if stop:
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        consumer.close(autocommit=False)
+        if proc.poll() is None:  # (with the serve it started)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, err
+
+
+def test_observe_stops_at_a_users_atom_that_raises(users: Path) -> None:
+    code, err = _observe_with_a_consumer(users, "users_table:TABLE", stop=False)
+    assert code == 2, err
+    assert "Traceback" not in err and "Exception in callback" not in err, err
+    line = TABLE.splitlines().index("    return inp.generation  # Input has no such field: the user's bug") + 1
+    assert err.strip().splitlines()[-1] == (
+        f"groupspec observe: atom 'users-generation-ok' raised AttributeError: 'Input' object has no attribute "
+        f"'generation' at {users / 'users_table.py'}:{line} (a defect in that definition, not in groupspec)")
+
+
+def test_observe_stopped_with_a_member_connected_prints_no_traceback(tmp_path: Path) -> None:
+    """Its listeners' connection tasks, cancelled at the stop, end quietly (asyncio printed each)."""
+    code, err = _observe_with_a_consumer(tmp_path, "kafka-3.9", stop=True)
+    assert code == 0, err
+    assert "Traceback" not in err and "Exception in callback" not in err, err
+
+
+@pytest.mark.parametrize("source, said", [
+    ("def broken(:\n", "cannot import 'users_module': SyntaxError: invalid syntax at {path}:1"),
+    ("def f():\n  x = 1\n    y = 2\n", "cannot import 'users_module': IndentationError: unexpected indent at {path}:3"),
+    ("def f():\n    return 1 / 0\n\n\nX = f()\n",
+     "importing 'users_module' raised ZeroDivisionError: division by zero at {path}:2"),
+    ("from model.dsl import atom\n\n\n@atom('generation-matches')\ndef mine(group, inp, settings):\n    return True\n",
+     "importing 'users_module' raised ValueError: atom 'generation-matches' defined twice at {path}:4"),
+], ids=["syntax", "indentation", "raises", "registers-twice"])
+def test_a_table_module_that_cannot_be_imported_is_named_in_one_line(tmp_path: Path, source: str, said: str) -> None:
+    (tmp_path / "users_module.py").write_text(source)
+    done = groupspec(["check", "--table", "users_module:TABLE"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "groupspec check: --table: " + said.format(path=tmp_path / "users_module.py")
