@@ -3,6 +3,9 @@
 //! SYMMETRY is 0.
 //!
 //!     explore_bench TABLE.json MEMBERS MAX_GENERATION FAULTS [MAX_IDS_PER_CLIENT] [REPEAT] [THREADS] [CACHE 1|0] [SYMMETRY 1|0]
+//!
+//! With TIMELINE in the environment it also prints (stderr) when the search had expanded 256,
+//! 1,024, ... states, in ms from its start: where the start and the end of a run go.
 
 use groupspec_engine::abstract_model::{fault_bit, Bounds, Model};
 use groupspec_engine::explore::{explore, Options, LIVENESS, PARKED_ANSWERED};
@@ -10,6 +13,9 @@ use groupspec_engine::invariants::invariant_by_name;
 use groupspec_engine::step::{RowData, Table};
 use serde_json::Value;
 use std::time::Instant;
+
+/// The expanded states a TIMELINE line reports the time of.
+const MARKS: [usize; 9] = [256, 1024, 4096, 12_800, 25_600, 51_200, 102_400, 150_000, 180_000];
 
 fn strs(v: &Value) -> Vec<String> {
     v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
@@ -113,7 +119,14 @@ fn main() -> Result<(), String> {
         };
         let (t, cpu, pcpu) = (Instant::now(), cpu_seconds(), process_cpu_seconds());
         let mut next = 1_000_000usize;
+        // TIMELINE set: when the search had expanded MARKS states (ticks come every 64)
+        let timeline = std::env::var_os("TIMELINE").is_some();
+        let mut reached: Vec<(usize, f64)> = Vec::new();
         let mut tick = |p: &groupspec_engine::explore::Progress| {
+            let expanded = p.states - p.queue;
+            if timeline && MARKS.get(reached.len()).is_some_and(|m| expanded >= *m) {
+                reached.push((expanded, t.elapsed().as_secs_f64() * 1e3));
+            }
             if p.states >= next {
                 next += 1_000_000;
                 eprintln!(
@@ -129,6 +142,10 @@ fn main() -> Result<(), String> {
             true
         };
         let out = explore(&model, &opts, &mut tick)?;
+        if timeline {
+            let line: Vec<String> = reached.iter().map(|(n, ms)| format!("{n}@{ms:.1}")).collect();
+            eprintln!("timeline (expanded@ms) {} end@{:.1}", line.join(" "), t.elapsed().as_secs_f64() * 1e3);
+        }
         let (wall, secs, psecs) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu, process_cpu_seconds() - pcpu);
         let names: Vec<&str> = out.violations.iter().map(|v| v.name.as_str()).collect();
         println!(

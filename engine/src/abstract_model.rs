@@ -1013,7 +1013,12 @@ pub fn clients_key(clients: &[Client], rn: &Renamer, out: &mut Vec<u8>) {
     for i in 0..clients.len() {
         at[rn.perm[i] as usize] = i as u8;
     }
-    for &i in &at[..clients.len()] {
+    clients_key_in(clients, &at[..clients.len()], rn, out);
+}
+
+/// `clients_key` with its order given: `order[pos]` is the client `rn` renames to pos.
+fn clients_key_in(clients: &[Client], order: &[u8], rn: &Renamer, out: &mut Vec<u8>) {
+    for &i in order {
         let c = &clients[i as usize];
         let head = c.phase as u8 | (c.leader as u8) << 3 | c.epoch.min(15) << 4;
         if c.epoch >= 15 {
@@ -1128,11 +1133,11 @@ impl Canon {
     /// The canonical key of the world of a group and `clients` into `out`, from what it needs
     /// of the group: `gsig[i]`, `group_signature(group, i)` for each client i (unused without
     /// symmetry), and `gkey`, which appends `group_key(group, rn)` (a cache may keep both).
-    pub fn key_parts(
+    pub fn key_parts<F: FnMut(&Renamer, &mut Vec<u8>)>(
         &mut self,
         clients: &[Client],
         gsig: &[u64; MAX_CLIENTS],
-        gkey: &mut dyn FnMut(&Renamer, &mut Vec<u8>),
+        gkey: &mut F,
         out: &mut Vec<u8>,
     ) {
         out.clear();
@@ -1163,6 +1168,10 @@ impl Canon {
                 }
                 order[b] = x;
             }
+            // most worlds tell their clients apart: no two neighbours alike, no ranges to find
+            if !(lo + 1..hi).any(|p| sigs[order[p] as usize] == sigs[order[p - 1] as usize]) {
+                continue;
+            }
             let mut k = lo;
             while k < hi {
                 let mut j = k;
@@ -1181,7 +1190,7 @@ impl Canon {
                 rn.perm[*c as usize] = pos as u8;
             }
             gkey(&rn, out);
-            clients_key(clients, &rn, out);
+            clients_key_in(clients, &order[..n], &rn, out);
             return;
         }
         let mut first = true;
@@ -1192,7 +1201,7 @@ impl Canon {
             }
             tmp.clear();
             gkey(&rn, tmp);
-            clients_key(clients, &rn, tmp);
+            clients_key_in(clients, &order[..n], &rn, tmp);
             if first || *tmp < *out {
                 std::mem::swap(out, tmp);
                 first = false;
