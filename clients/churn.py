@@ -86,8 +86,9 @@ class _Task:
 
 
 class _Churner:
-    def __init__(self, w: Workload, plan: ChurnPlan, static: int) -> None:
-        self.w, self.plan, self.static = w, plan, static
+    def __init__(self, w: Workload, plan: ChurnPlan, static: int,
+                 stopped: Callable[[], bool] = lambda: False) -> None:
+        self.w, self.plan, self.static, self.stopped = w, plan, static, stopped
         self.rng = random.Random(plan.seed)
         self.group = Group(w)
         self.slots = [_Slot(i + 1) for i in range(w.consumers)]
@@ -163,7 +164,7 @@ class _Churner:
     def churn(self) -> None:
         kinds = [k for k in self.plan.kinds if self.static or k != "static-restart"]
         next_action = time.monotonic() + self.rng.uniform(*self.plan.gap_s)
-        while time.monotonic() < self.churn_end:
+        while time.monotonic() < self.churn_end and not self.stopped():
             due = min([next_action, self.churn_end, time.monotonic() + 1.0]
                       + ([self.tasks[0].due] if self.tasks else []))
             time.sleep(max(0.0, due - time.monotonic()))
@@ -192,12 +193,14 @@ class _Churner:
                 self.fill(slot)
 
 
-def churn_run(w: Workload, plan: ChurnPlan, static: int = 0, drain_s: Optional[float] = None) -> ChurnRun:
+def churn_run(w: Workload, plan: ChurnPlan, static: int = 0, drain_s: Optional[float] = None,
+              stopped: Callable[[], bool] = lambda: False) -> ChurnRun:
     """Churn a group of `w.consumers` members (the first `static` of them static) for `plan.minutes`,
-    drain, stop, check."""
+    drain, stop, check. `stopped`: asked about once a second; true ends the churn and the drain
+    early (what the members are judged through has ended: going on would judge nothing)."""
     if not 0 <= static <= w.consumers:
         raise ValueError(f"static slots {static} not in 0..{w.consumers}")
-    c = _Churner(w, plan, static)
+    c = _Churner(w, plan, static, stopped)
     drain = drain_s if drain_s is not None else 3 * w.session_timeout_ms / 1000 + 60
     completed = False
     try:
@@ -213,7 +216,7 @@ def churn_run(w: Workload, plan: ChurnPlan, static: int = 0, drain_s: Optional[f
                     and group.done_producing() and group.all_consumed())
 
         end = time.monotonic() + drain
-        while not completed and time.monotonic() < end:
+        while not completed and time.monotonic() < end and not stopped():
             completed = group.wait_until(drained, min(1.0, end - time.monotonic()))
             if not completed:  # a member that exits by itself while draining is replaced
                 c.refill_exited()

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Optional
+from typing import Any, Callable, Final, Optional
 
 from clients.java import ROOT
 
@@ -64,6 +64,7 @@ class Proxy:
     bootstrap: str
     report_dir: str
     outcome: Outcome = field(default_factory=Outcome)
+    ended: Callable[[], bool] = lambda: False  # observe's process has exited (by itself: a failure)
 
 
 def command(upstream: str, report_dir: str, profile: Optional[str], accept: Optional[str],
@@ -116,7 +117,7 @@ def observing(upstream: str, report_dir: str, profile: Optional[str] = None,
         raise ObserveFailed(f"groupspec observe did not start: {line.strip() or 'no first line'}; "
                             f"stderr: {' | '.join(tail[-3:])}")
     threading.Thread(target=lambda: proc.stdout.read() if proc.stdout else None, daemon=True).start()
-    proxy = Proxy(line[len(LISTENING):].strip(), report_dir)
+    proxy = Proxy(line[len(LISTENING):].strip(), report_dir, ended=lambda: proc.poll() is not None)
     try:
         yield proxy
     finally:

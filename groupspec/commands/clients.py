@@ -148,7 +148,9 @@ def run(a: argparse.Namespace) -> int:
         w = Workload(client=a.client, bootstrap=bootstrap, partitions=a.partitions, consumers=a.consumers,
                      rate=a.rate, session_timeout_ms=a.session_timeout_ms,
                      heartbeat_interval_ms=max(1, a.session_timeout_ms // 10), java_version=a.java_version)
-        result = churn_run(w, plan, static=static, drain_s=a.drain_seconds)
+        # observe ending by itself (e.g. --observe-table's atom raised) ends the churn too
+        result = churn_run(w, plan, static=static, drain_s=a.drain_seconds,
+                           stopped=proxy.ended if proxy is not None else lambda: False)
     # the ExitStack has stopped observe (its report written) and then the target
     observed = proxy.outcome if proxy is not None else None
     doc = write_report(a.report, result, a.target, observed.summary() if observed is not None else None)

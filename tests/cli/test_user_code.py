@@ -191,3 +191,15 @@ def test_a_table_module_that_cannot_be_imported_is_named_in_one_line(tmp_path: P
     done = groupspec(["check", "--table", "users_module:TABLE"], tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == "groupspec check: --table: " + said.format(path=tmp_path / "users_module.py")
+
+
+def test_clients_end_when_observe_stops_at_a_users_atom(users: Path) -> None:
+    """Real kafka-python members judged by observe with the user's table: observe stops at the
+    atom's exception, the churn ends with it (well before its minute), and clients says why."""
+    started = time.monotonic()
+    done = groupspec(["clients", "--target", "serve", "--client", "kafka-python", "--consumers", "2", "--minutes", "1",
+                      "--observe-table", "users_table:TABLE", "--report", "clients-report"], users)
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - started < 60, "the churn went on after observe had stopped"
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "groupspec clients: observe stopped: atom 'users-generation-ok' raised AttributeError")
