@@ -148,8 +148,8 @@ class _Session:
         while True:
             await asyncio.sleep(TICK_S)
             self.judge.tick(time.monotonic())
-            if self.judge.fault() is not None:  # the judging ended: conclude reports why
-                self._stop("a definition of the table failing")
+            if self.judge.ended():  # the judging ended: conclude reports why
+                self._stop("the judge ending")
                 return
 
     async def _health(self) -> None:

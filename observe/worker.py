@@ -61,6 +61,7 @@ class JudgeProcess:
         self._proc.start()
         self._rid = 0
         self._fault: Optional[str] = None
+        self._gone = False
         self.max_backlog = 0  # the most observations waiting at once (how far judging fell behind)
 
     def _put(self, *message: Any) -> None:
@@ -91,15 +92,23 @@ class JudgeProcess:
     def fault(self) -> Optional[str]:
         """Without waiting: the line of a definition of the user's table that raised in the judge
         (check.user_code), which ended the judging; None while it judges."""
-        if self._fault is None and self._results.poll():
-            self._fault = self._read_fault(self._results.recv())
+        if self._fault is None and not self._gone:
+            try:
+                if self._results.poll():
+                    self._fault = self._read_fault(self._results.recv())
+            except (EOFError, OSError):  # the process ended without a word: `finish` says so
+                self._gone = True
         return self._fault
+
+    def ended(self) -> bool:
+        """Whether the judging has ended before `finish` (a fault, or the process gone)."""
+        return self.fault() is not None or self._gone
 
     def finish(self, **report_args: Any) -> dict[str, Any]:
         """Judge what is queued, write the report (`report_args`: observe/report.py `report`'s
         keywords but the judging) and return it; BadInput when a definition of the user's table
         raised (nothing is reported: the judging ended there)."""
-        if self.fault() is None:
+        if not self.ended():
             self._put("finish", {**report_args, "backlog": self.max_backlog})
             self._stopping.set()
             try:
@@ -110,7 +119,9 @@ class JudgeProcess:
             if isinstance(doc, dict):
                 return doc
         self._proc.join(30)
-        raise BadInput(self._fault or "the judge ended without a report")
+        if self._fault is None:  # a defect of groupspec's judge: its traceback is above
+            raise RuntimeError(f"observe's judge ended without a report (exit {self._proc.exitcode})")
+        raise BadInput(self._fault)
 
     @staticmethod
     def _read_fault(message: Any) -> Optional[str]:
