@@ -179,7 +179,6 @@ def _setup(a: argparse.Namespace) -> _Setup:
         at_least("--max-states", a.max_states, 1)
     if a.jobs is not None:
         at_least("--jobs", a.jobs, 1)
-    names = _invariant_names(a)
     output_file(a.json, "--json")
     output_file(a.junit, "--junit")
     output_file(a.html, "--html")
@@ -191,6 +190,8 @@ def _setup(a: argparse.Namespace) -> _Setup:
             raise BadInput("--profile and --table are exclusive")
         from check.profile_kafka4 import kafka4_table
         table = kafka4_table()
+    # after the table: its module may register invariants of its own (--invariant may name them)
+    names = _invariant_names(a)
     if a.refines is not None:
         load_table_or_profile(a.refines, "--refines")  # bad input exits 2 before any exploration
     from check.native import NativeEngineUnavailable, choose_engine

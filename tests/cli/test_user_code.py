@@ -203,3 +203,30 @@ def test_clients_end_when_observe_stops_at_a_users_atom(users: Path) -> None:
     assert time.monotonic() - started < 60, "the churn went on after observe had stopped"
     assert done.stderr.strip().splitlines()[-1].startswith(
         "groupspec clients: observe stopped: atom 'users-generation-ok' raised AttributeError")
+
+
+INVARIANT_TABLE = '''
+from model.invariants import state_invariant
+from model.table import CLASSIC_TABLE
+
+TABLE = CLASSIC_TABLE
+
+
+@state_invariant("users-at-most-one-member")
+def _one(group):
+    """At most one member (false with two clients: a violation to find)."""
+    return f"{len(group.members)} members" if len(group.members) > 1 else None
+'''
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_invariant_names_an_invariant_the_users_table_registers(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "users_invariant.py").write_text(INVARIANT_TABLE)
+    bounds = ["--members", "2", "--max-generation", "1", "--engine", engine, "--quiet"]
+    done = groupspec(["check", "--table", "users_invariant:TABLE", "--invariant", "users-at-most-one-member",
+                      *bounds], tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "VIOLATION users-at-most-one-member: 2 members" in done.stdout
+    # the negative control: without the table that registers it, the name is unknown
+    done = groupspec(["check", "--invariant", "users-at-most-one-member", *bounds], tmp_path)
+    assert done.returncode == 2 and "--invariant: unknown ['users-at-most-one-member']" in done.stderr
