@@ -50,12 +50,13 @@ def run(a: argparse.Namespace) -> int:
         raise _unavailable(e) from e
     options = ProveOptions(invariants=tuple(a.invariant), depth=a.depth, ids=a.ids, rows=a.rows,
                            reach_depth=a.reach_depth, timeout_ms=a.timeout_ms)
+    table = _table(a.table)  # first: its module may register invariants --invariant names
     check_options(options)
     if a.ids in IDS_ESTIMATE:
         print(f"groupspec prove: --ids {a.ids} takes {IDS_ESTIMATE[a.ids]} on 2 cores, and BMC "
               "queries may time out (undecided, exit 3); the default is 3", file=sys.stderr, flush=True)
     output_file(a.json, "--json")
-    status, report = prove_table(_table(a.table), options, sys.stdout)
+    status, report = prove_table(table, options, sys.stdout)
     if a.json is not None:
         write_text_atomic(a.json, json.dumps(report, indent=2))
     if a.junit is not None and status in (0, 1):

@@ -230,3 +230,14 @@ def test_invariant_names_an_invariant_the_users_table_registers(tmp_path: Path, 
     # the negative control: without the table that registers it, the name is unknown
     done = groupspec(["check", "--invariant", "users-at-most-one-member", *bounds], tmp_path)
     assert done.returncode == 2 and "--invariant: unknown ['users-at-most-one-member']" in done.stderr
+
+
+def test_prove_reports_the_users_invariant_unknown_not_proved(tmp_path: Path) -> None:
+    """A table module registering an invariant of its own: prove cannot decide it (no encoding),
+    so the run is undecided (exit 3) with a line saying why, never a pass and no internal error."""
+    (tmp_path / "users_invariant.py").write_text(INVARIANT_TABLE)
+    done = groupspec(["prove", "--table", "users_invariant:TABLE", "--invariant", "users-at-most-one-member",
+                      "--depth", "2"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert ("users-at-most-one-member                 unknown   (not encoded: an invariant the table's module "
+            "registers; Z3 has no encoding of it (groupspec check explores it))") in done.stdout
