@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Optional, Sequence
 
 from check.abstract import PARTITION, PROTOCOLS, AbstractModel, Bounds
+from check.user_code import names_used
 from model import messages, state
 from model.dsl import ATOMS, EFFECTS, REPLY_FORMS, Ctx, Guard, Output, SpecDefect, Superseded, Table
 from model.invariants import INVARIANTS
@@ -77,9 +78,7 @@ def slow_names(table: Table, urgent: Sequence[tuple[str, Guard]], invariants: Se
                have: dict[str, list[str]]) -> dict[str, list[str]]:
     """The atoms, effects, reply forms and invariants of this run the engine must ask Python
     for: those it lacks, and those a user redefined under a name it has."""
-    atoms = {lit.atom for r in table.rows for lit in r.guard.literals}
-    atoms |= {lit.atom for _, g in urgent for lit in g.literals}
-    effects = {e for r in table.rows for e in r.effects}
+    atoms, effects = names_used(table, urgent)
     forms = {r.reply.form for r in table.rows} - set(SPECIAL_FORMS)
     for kind, used, registry in (("atom", atoms, ATOMS), ("effect", effects, EFFECTS),
                                  ("reply form", forms, REPLY_FORMS)):

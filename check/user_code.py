@@ -21,9 +21,9 @@ import importlib.util
 import inspect
 import traceback
 from types import CodeType, ModuleType
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
-from model.dsl import ATOMS, EFFECTS, REPLY_FORMS
+from model.dsl import ATOMS, EFFECTS, REPLY_FORMS, Guard, Table
 from model.errors import BadInput
 from model.invariants import INVARIANTS
 
@@ -36,6 +36,14 @@ def ours(fn: Callable[..., object]) -> bool:
     """Whether `fn` is defined in one of groupspec's own packages."""
     module = getattr(fn, "__module__", None) or ""
     return module.split(".")[0] in PRODUCT
+
+
+def names_used(table: Table, urgent: Sequence[tuple[str, Guard]]) -> tuple[set[str], set[str]]:
+    """The atoms (of the rows' guards and the urgent events') and the effects `table` uses: what
+    an engine that has definitions of its own (native, Z3) must have or be told it lacks."""
+    atoms = {lit.atom for r in table.rows for lit in r.guard.literals}
+    atoms |= {lit.atom for _, g in urgent for lit in g.literals}
+    return atoms, {e for r in table.rows for e in r.effects}
 
 
 def _code(fn: Callable[..., object]) -> Optional[CodeType]:

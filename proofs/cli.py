@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final, Sequence, TextIO
 
-from check.user_code import ours
+from check.user_code import names_used, ours
 from model.dsl import ATOMS, EFFECTS, Guard, Table
 from model.errors import BadInput
 from model.invariants import INVARIANTS
@@ -66,9 +66,7 @@ def refuse_unencoded(table: Table, urgent: Sequence[tuple[str, Guard]]) -> None:
     """BadInput naming the atoms and effects of `table` that the Z3 encoding cannot stand for:
     those it has no encoding of, and a user's own definition under a name it has (the encoding
     is of groupspec's definition, not of the user's)."""
-    atoms = {lit.atom for r in table.rows for lit in r.guard.literals}
-    atoms |= {lit.atom for _, g in urgent for lit in g.literals}
-    effects = {e for r in table.rows for e in r.effects}
+    atoms, effects = names_used(table, urgent)
     lacking = []
     for kind, used, encodings, registry in (("atom", atoms, ATOM_ENCODINGS, {n: a.fn for n, a in ATOMS.items()}),
                                             ("effect", effects, EFFECT_ENCODINGS,
@@ -112,9 +110,9 @@ def prove_table(table: Table, o: ProveOptions, out: TextIO,
     report: dict[str, Any] = {"table": table.name}
     with interruptible():
         wf_ok, wf_refuted = _wellformed(table, report, out)
-        encoded = [n for n in names if n not in not_encoded()]
-        ind = prove(table, urgent, encoded, timeout_ms=o.timeout_ms)
-        inv_ok, inv_refuted = _invariants(table, urgent, names, ind, o, report, out)
+        unencoded = not_encoded()
+        ind = prove(table, urgent, [n for n in names if n not in unencoded], timeout_ms=o.timeout_ms)
+        inv_ok, inv_refuted = _invariants(table, urgent, names, unencoded, ind, o, report, out)
         rows_ok = _rows(table, urgent, ind, o, report, out) if o.rows else True
     ok = wf_ok and inv_ok and rows_ok
     refuted = wf_refuted or inv_refuted  # a definite failure (exit 1); else not ok: undecided, exit 3
@@ -122,7 +120,7 @@ def prove_table(table: Table, o: ProveOptions, out: TextIO,
     report["seconds"] = round(time.perf_counter() - start, 3)
     status = 0 if ok else 1 if refuted else 3
     report["status"] = {0: "proved", 1: "refuted", 3: "undecided"}[status]
-    unknown = [n for n in names if n in not_encoded()]
+    unknown = [n for n in names if n in unencoded]
     why = f"{len(unknown)} invariant(s) without a Z3 encoding, or a solver timeout" if unknown else "a solver timeout"
     print(f"{'all obligations proved' if ok else 'NOT all obligations proved'}"
           f"{'' if ok or refuted else f' (undecided: {why}, not a counterexample; exit 3)'} "
@@ -142,11 +140,11 @@ def _wellformed(table: Table, report: dict[str, Any], out: TextIO) -> tuple[bool
     return wf.ok, bool(wf.findings)
 
 
-def _invariants(table: Table, urgent: tuple[tuple[str, Guard], ...], names: list[str], ind: InductionReport,
-                o: ProveOptions, report: dict[str, Any], out: TextIO) -> tuple[bool, bool]:
-    """Each invariant by induction and by BMC: (all proved, some refuted)."""
+def _invariants(table: Table, urgent: tuple[tuple[str, Guard], ...], names: list[str], unencoded: dict[str, str],
+                ind: InductionReport, o: ProveOptions, report: dict[str, Any], out: TextIO) -> tuple[bool, bool]:
+    """Each invariant by induction and by BMC (`unencoded`: those Z3 cannot decide, and why):
+    (all proved, some refuted)."""
     ok, refuted = True, False
-    unencoded = not_encoded()
     encoded = [n for n in names if n not in unencoded]
     by_name = {r.invariant: r for r in ind.results}
     bm = {r.invariant: r for r in bmc(table, urgent, encoded, o.depth, o.ids, o.timeout_ms,
