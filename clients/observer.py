@@ -92,8 +92,7 @@ def observing(upstream: str, report_dir: str, profile: Optional[str] = None,
     """observe between the members and `upstream` (HOST:PORT) for the block; its report in `report_dir`.
     `table`: observe's --table (a profile or package.module:NAME); observe, run in this working
     directory with this PYTHONPATH, imports its module as this command did."""
-    os.makedirs(report_dir, exist_ok=True)
-    env = dict(os.environ)
+    env = dict(os.environ)  # (observe makes `report_dir`, and removes it if it stops before writing)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.Popen(command(upstream, report_dir, profile, accept, config, table), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)

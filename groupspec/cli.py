@@ -147,10 +147,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ns.name == "help":
             return _help(ns.topic, parsers)
         command: Command = ns.command
-        return command.run(ns)
+        code = command.run(ns)
+        if code != 0:
+            _remove_unused_dirs()
+        return code
     except BoundaryError as e:
+        _remove_unused_dirs()
         return _report_boundary(name, e)
     except KeyboardInterrupt:
+        _remove_unused_dirs()
         _flush_quietly()
         print(f"\ngroupspec{' ' + name if name else ''}: interrupted (Ctrl-C); nothing reported is complete",
               file=sys.stderr)
@@ -163,6 +168,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         from check.user_code import user_fault
 
+        _remove_unused_dirs()
         _flush_quietly()
         fault = user_fault(e)
         if fault is not None:  # the user's own atom, effect, reply form or invariant raised
@@ -179,15 +185,26 @@ def _command_words(args: Sequence[str]) -> str:
     return " ".join(words) if " ".join(words) in (n for n, _ in COMMANDS) else " ".join(words[:1])
 
 
+INCOMPLETE_SUFFIX = " (incomplete: nothing was passed)"
+
+
 def _report_boundary(name: str, e: BoundaryError) -> int:
     message = str(e) or type(e).__name__
     if not message.startswith("groupspec"):
         message = f"groupspec {name}: {message}" if name else f"groupspec: {message}"
-    if isinstance(e, Incomplete):
-        message += " (incomplete: nothing was passed)"
+    if isinstance(e, Incomplete) and not message.endswith(INCOMPLETE_SUFFIX):  # (a child's line may end so)
+        message += INCOMPLETE_SUFFIX
     _flush_quietly()
     print(message, file=sys.stderr)
     return e.exit_code
+
+
+def _remove_unused_dirs() -> None:
+    """Output directories the run made and left empty, removed (groupspec.options; a run that
+    never loaded it made none)."""
+    options = sys.modules.get("groupspec.options")
+    if options is not None:
+        options.remove_unused_dirs()
 
 
 def _flush_quietly() -> None:

@@ -168,6 +168,11 @@ def output_file(path: Optional[str], flag: str) -> Optional[str]:
     return path
 
 
+# The directories `output_dir` made, outermost first: a run that stops before writing into them
+# leaves none of them behind (`remove_unused_dirs`, from `groupspec.cli.main`).
+_made_dirs: list[str] = []
+
+
 def output_dir(path: Optional[str], flag: str, first_file: str, *, create: bool) -> Optional[str]:
     """A directory the command writes files into (`first_file` is one of them): it exists (or is
     created, with `create`) and a file can be written in it, before the run."""
@@ -176,14 +181,31 @@ def output_dir(path: Optional[str], flag: str, first_file: str, *, create: bool)
     if os.path.exists(path) and not os.path.isdir(path):
         raise BadInput(f"{flag} {path}: exists and is not a directory")
     if create:
+        missing = []
+        here = os.path.abspath(path)
+        while not os.path.exists(here):
+            missing.append(here)
+            here = os.path.dirname(here)
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as e:
             raise BadInput(f"{flag} {path!r}: cannot create directory: {e.strerror}") from None
+        _made_dirs.extend(reversed(missing))
     if not os.path.isdir(path):
         raise BadInput(f"{flag}: directory {path} does not exist")
     check_writable(os.path.join(path, first_file), flag)
     return path
+
+
+def remove_unused_dirs() -> None:
+    """The directories `output_dir` made that are still empty, removed (innermost first): a run
+    stopped by bad input, a defect or Ctrl-C before it wrote anything leaves no empty output
+    directory that looks like a run's. A directory with anything in it stays."""
+    while _made_dirs:
+        try:
+            os.rmdir(_made_dirs.pop())
+        except OSError:
+            pass  # not empty (the run wrote into it), or gone already
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:

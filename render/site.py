@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from model.atomic import AtomicDirectory
+from model.dsl import Table
 
 from render.site_assets import CSS, SEARCH_JS
 from render.site_diagram import ORDER, render_svg
@@ -32,8 +33,8 @@ from render.site_pages import (
 from render.site_search import index_js, index_json
 
 # Draws one scenario's sequence diagram page at `path` (site_root: the site's root directory, for
-# the links from each step to its row); returns None, or why it could not draw it.
-ScenarioDrawer = Callable[[ScenarioRef, Path, Path], Optional[str]]
+# the links from each step to its row) on the site's table; returns None, or why it could not draw it.
+ScenarioDrawer = Callable[[ScenarioRef, Path, Path, Table], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def build_site(out: Path, *, overwrite: bool = False, site: Optional[Site] = Non
         drawn: dict[str, Optional[str]] = {}
         os.makedirs(d.path("scenarios"), exist_ok=True)
         for ref in site.all_scenarios:
-            drawn[ref.page] = draw(ref, d.path(ref.page), d.tmp)
+            drawn[ref.page] = draw(ref, d.path(ref.page), d.tmp, site.table)
         files["scenarios.html"] = scenarios_page(site, drawn)
         for name, text in files.items():
             d.write(name, text)
@@ -78,14 +79,15 @@ def build_site(out: Path, *, overwrite: bool = False, site: Optional[Site] = Non
     return Built(out, pages, time.perf_counter() - start, site.facts_note)
 
 
-def draw_scenario(ref: ScenarioRef, path: Path, site_root: Path) -> Optional[str]:
-    """A scenario's sequence diagram page, by the trace renderer (render/trace.py, render/sequence.py)."""
+def draw_scenario(ref: ScenarioRef, path: Path, site_root: Path, table: Table) -> Optional[str]:
+    """A scenario's sequence diagram page on `table`, by the trace renderer (render/trace.py,
+    render/sequence.py)."""
     from render.sequence import write_page
     from render.trace import trace_of_scenario
 
     # The repository-relative path when run from the repository's root (what the page shows).
     source = ref.path if os.path.samefile(os.getcwd(), ROOT) else os.path.join(ROOT, ref.path)
-    trace = trace_of_scenario(source, ref.name)
+    trace = trace_of_scenario(source, ref.name, table=table)
     up = "../" * ref.page.count("/")  # from the scenario's page back to the site's root
     write_page(trace, str(path), site_root=up.rstrip("/") or ".")
     return None

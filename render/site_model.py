@@ -68,6 +68,16 @@ class Override:
     changed: tuple[str, ...]  # the fields that differ
 
 
+@dataclass(frozen=True)
+class AgainstBase:
+    """A table other than the classic one (`groupspec render --table`) against kafka-3.9's rows."""
+
+    spec: str  # as given: a profile or package.module:NAME
+    differ: tuple[Override, ...]  # rows of both, changed (Override.profile is `spec`)
+    added: tuple[Row, ...]  # rows the classic table does not have
+    removed: tuple[Row, ...]  # classic rows it does not have
+
+
 @dataclass
 class Site:
     table: Table
@@ -80,6 +90,12 @@ class Site:
     historical: list[HistoricalBug]
     overrides: list[Override]
     profiles: dict[str, str] = field(default_factory=dict)  # name -> description
+    against: Optional[AgainstBase] = None  # the table drawn is not the classic one
+
+    @property
+    def source(self) -> str:
+        """Where the table drawn is defined, in words for the pages."""
+        return "model/table.py" if self.against is None else self.against.spec
 
     def rows_of(self, state: str) -> list[Row]:
         return [r for r in self.table.rows if row_state(r) == state]
@@ -133,11 +149,13 @@ def scenario_coverage(table: Table = CLASSIC_TABLE) -> tuple[dict[str, list[Scen
 # ---------------------------------------------------------------- properties
 
 def _contract_names() -> set[str]:
-    """Invariants defined below the client-contract marker of model/invariants.py."""
+    """Invariants defined below the client-contract marker of model/invariants.py (not those a
+    user's table module registers, whatever their line)."""
     lines, _ = inspect.getsourcelines(invariants_module)
     marker = next(i + 1 for i, line in enumerate(lines) if line.startswith(CONTRACT_MARKER))
+    here = inspect.getsourcefile(invariants_module)
     return {name for name, inv in INVARIANTS.items()
-            if inspect.getsourcelines(inv.check)[1] > marker}
+            if inspect.getsourcefile(inv.check) == here and inspect.getsourcelines(inv.check)[1] > marker}
 
 
 def _definition(obj: object) -> str:
@@ -177,6 +195,20 @@ def properties(facts: Optional[Facts]) -> list[Property]:
 ROW_FIELDS: Final = ("guard", "reply", "next_state", "effects", "cite", "note", "unreachable")
 
 
+def against_base(spec: str, table: Table, base: Table = CLASSIC_TABLE) -> AgainstBase:
+    """`table`'s rows against the classic table's, by id: changed, added, removed."""
+    by_id = {r.id: r for r in base.rows}
+    ids = {r.id for r in table.rows}
+    differ = []
+    for r in table.rows:
+        b = by_id.get(r.id)
+        changed = () if b is None else tuple(f for f in ROW_FIELDS if getattr(b, f) != getattr(r, f))
+        if changed and b is not None:
+            differ.append(Override(spec, b, r, changed))
+    return AgainstBase(spec, tuple(differ), tuple(r for r in table.rows if r.id not in by_id),
+                       tuple(r for r in base.rows if r.id not in ids))
+
+
 def overrides(base: Table = CLASSIC_TABLE) -> list[Override]:
     """Every row of every registered profile that differs from the base table's row of the same id."""
     out: list[Override] = []
@@ -197,7 +229,11 @@ def overrides(base: Table = CLASSIC_TABLE) -> list[Override]:
 # ---------------------------------------------------------------- the whole site
 
 def gather(table: Table = CLASSIC_TABLE, urgent: tuple[tuple[str, Guard], ...] = URGENT,
-           facts: Optional[Facts] = None) -> Site:
+           facts: Optional[Facts] = None, spec: Optional[str] = None) -> Site:
+    """The site of `table`; `spec`: how the user named a table other than the classic one
+    (`groupspec render --table`): the pages then say so, set it against kafka-3.9's rows, and
+    leave out the committed coverage and proof facts (they are the classic table's). Version
+    profiles are always shown against the classic table (they are Kafka's versions)."""
     note = ""
     if facts is None:
         try:
@@ -206,8 +242,12 @@ def gather(table: Table = CLASSIC_TABLE, urgent: tuple[tuple[str, Guard], ...] =
             note = "render/site_facts.json is missing: run groupspec render --update-facts"
     if facts is not None and facts.fingerprint != fingerprint(table, urgent):
         note = ("render/site_facts.json was computed for another table: run groupspec render "
-                "--update-facts (coverage and proof status are left out)")
+                "--update-facts (coverage and proof status are left out)") if spec is None else (
+                f"the committed coverage and proof facts are the classic table's, not {spec}'s: they "
+                f"are left out (groupspec check --table {spec} and groupspec prove --table {spec} "
+                "compute them)")
         facts = None
     by_row, refs = scenario_coverage(table)
+    against = against_base(spec, table) if spec is not None else None
     return Site(table, facts, note, by_row, refs, properties(facts), list(HISTORICAL.values()),
-                overrides(table), {n: p.description for n, p in PROFILES.items()})
+                overrides(), {n: p.description for n, p in PROFILES.items()}, against)

@@ -1,7 +1,8 @@
 """`groupspec render`: the spec for people, drawn from the table.
 
 `--out DIR` builds the static site (render/site.py): it opens from file:// and fetches nothing.
-`--table-md FILE` rewrites the Markdown rendering of the table (docs/table.md); `--guide-svg DIR`
+`--table-md FILE` rewrites the Markdown rendering of the table (docs/table.md); `--table` draws
+another table (a profile or a user's package.module:NAME) instead of the classic one; `--guide-svg DIR`
 the guide's sequence diagrams (docs/guide). `--update-facts`
 recomputes the committed coverage and proof facts (render/site_facts.json: the default plan on the
 native engine and the induction proofs, about half a minute). At least one of the four is needed.
@@ -20,7 +21,7 @@ from typing import Final
 from model.atomic import write_text_atomic
 from model.errors import BadInput
 
-from groupspec.options import add_quiet, output_dir, output_file
+from groupspec.options import add_quiet, load_table_or_profile, output_dir, output_file
 
 HELP: Final = "draw the spec for people: a static site of the table, and docs/table.md"
 DESCRIPTION: Final = (
@@ -41,6 +42,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--guide-svg", default=None, metavar="DIR",
                    help="write the sequence diagram of each guide scenario (tests/scenarios/guide) "
                         "to DIR/NAME.svg (the repository keeps docs/guide)")
+    p.add_argument("--table", default=None, metavar="PROFILE|MODULE:NAME",
+                   help="draw this table instead of the classic one: a profile (kafka-3.9, kafka-4) or "
+                        "package.module:NAME (the site and --table-md; the site sets its rows against "
+                        "kafka-3.9's and runs the scenario diagrams on it)")
     p.add_argument("--update-facts", action="store_true",
                    help="recompute render/site_facts.json (default plan coverage, induction proofs) "
                         "before rendering")
@@ -56,9 +61,16 @@ def run(a: argparse.Namespace) -> int:
             raise BadInput(f"--out {a.out}: already exists (pass --overwrite to replace it)")
         if out.exists() and not out.is_dir():
             raise BadInput(f"--out {a.out}: exists and is not a directory")
+    if a.table is not None and a.update_facts:
+        raise BadInput("--update-facts recomputes the classic table's committed facts "
+                       "(render/site_facts.json), not --table's: give one of them")
+    if a.table is not None and a.guide_svg is not None:
+        raise BadInput("--guide-svg draws the classic table's guide (docs/guide), not --table's: give one of them")
     output_file(a.table_md, "--table-md")
-    output_dir(a.guide_svg, "--guide-svg", "1.svg", create=True)
     from model.table import CLASSIC_TABLE, URGENT
+
+    table, urgent = load_table_or_profile(a.table, "--table") if a.table is not None else (CLASSIC_TABLE, URGENT)
+    output_dir(a.guide_svg, "--guide-svg", "1.svg", create=True)
 
     if a.update_facts:
         from render import site_facts
@@ -70,15 +82,17 @@ def run(a: argparse.Namespace) -> int:
               f"({facts.seconds['explore']} s exploring, {facts.seconds['prove']} s proving)")
     if a.table_md is not None:
         from render.table_md import render_table_md
-        write_text_atomic(a.table_md, render_table_md(CLASSIC_TABLE))
-        print(f"wrote {a.table_md}: {len(CLASSIC_TABLE.rows)} rows")
+        write_text_atomic(a.table_md, render_table_md(table, a.table))
+        print(f"wrote {a.table_md}: {len(table.rows)} rows of table {table.name}")
     if a.guide_svg is not None:
         from render.site_guide import write_guide_svgs
         written = write_guide_svgs(a.guide_svg)
         print(f"wrote {len(written)} guide diagrams to {a.guide_svg}")
     if a.out is not None:
         from render.site import build_site
-        built = build_site(Path(a.out), overwrite=a.overwrite)
+        from render.site_model import gather
+        site = gather(table, urgent, spec=a.table) if a.table is not None else None
+        built = build_site(Path(a.out), overwrite=a.overwrite, site=site)
         if built.note:
             print(f"groupspec render: note: {built.note}", file=sys.stderr)
         print(f"wrote {a.out}: {built.pages} pages in {built.seconds:.1f} s; open "

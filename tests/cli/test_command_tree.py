@@ -169,3 +169,51 @@ def test_prove_states_defaults_are_the_agreement_bounds() -> None:
     d = AgreementBounds()
     assert (prove_states.IDS, prove_states.STATIC, prove_states.DYNAMIC, prove_states.GENERATION) == \
         (d.ids, d.instances, d.dynamic, d.max_generation)
+
+
+NOTHING_THERE = "kafka://127.0.0.1:1"  # nothing listens on port 1
+
+
+@pytest.mark.parametrize("argv, code, says", [
+    (["fuzz", "--target", "serve", "--table", "no_such_module:T", "--report"], 2, "no_such_module"),
+    (["observe", "--upstream", NOTHING_THERE, "--report"], 3, "cannot connect"),
+    # clients: its observe (a process of its own) makes observe/ inside the run's directory
+    (["clients", "--target", NOTHING_THERE, "--client", "kafka-python", "--minutes", "0.1", "--report"], 3,
+     "cannot connect"),
+])
+def test_a_run_stopped_before_writing_leaves_no_output_directory(argv: list[str], code: int, says: str,
+                                                                 tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    # the directory (and its missing parents) is made before the run stops; a real process, as a
+    # user runs it (clients starts observe as one)
+    out = tmp_path / "made" / "here"
+    ran = subprocess.run([sys.executable, "-m", "groupspec.cli", *argv, str(out)], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
+    assert ran.returncode == code and says in ran.stderr, ran.stderr
+    assert len(ran.stderr.strip().splitlines()) == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert ran.stderr.count("(incomplete") <= 1, ran.stderr
+    assert not (tmp_path / "made").exists(), list((tmp_path / "made").rglob("*"))
+    # one that was there before stays
+    out.mkdir(parents=True)
+    ran = subprocess.run([sys.executable, "-m", "groupspec.cli", *argv, str(out)], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
+    assert ran.returncode == code and out.is_dir()
+
+
+def test_the_removal_keeps_a_directory_with_anything_in_it(tmp_path: Path) -> None:  # negative control
+    from groupspec import options
+
+    out = tmp_path / "r"
+    options.output_dir(str(out), "--report", "report.json", create=True)
+    (out / "report.json").write_text("{}")
+    options.remove_unused_dirs()
+    assert (out / "report.json").exists()
+    empty = tmp_path / "e"
+    options.output_dir(str(empty), "--report", "report.json", create=True)
+    assert empty.is_dir()
+    options.remove_unused_dirs()
+    assert not empty.exists()
