@@ -61,7 +61,7 @@ def run(a: argparse.Namespace) -> int:
             raise BadInput(f"--out {a.out}: already exists (pass --overwrite to replace it)")
         if out.exists() and not out.is_dir():
             raise BadInput(f"--out {a.out}: exists and is not a directory")
-    if a.table is not None and a.update_facts:
+    if a.table is not None and a.update_facts:  # (checked before the table is loaded)
         raise BadInput("--update-facts recomputes the classic table's committed facts "
                        "(render/site_facts.json), not --table's: give one of them")
     if a.table is not None and a.guide_svg is not None:
@@ -70,6 +70,7 @@ def run(a: argparse.Namespace) -> int:
     from model.table import CLASSIC_TABLE, URGENT
 
     table, urgent = load_table_or_profile(a.table, "--table") if a.table is not None else (CLASSIC_TABLE, URGENT)
+    spec = None if (table, urgent) == (CLASSIC_TABLE, URGENT) else a.table  # (kafka-3.9 names the classic table)
     output_dir(a.guide_svg, "--guide-svg", "1.svg", create=True)
 
     if a.update_facts:
@@ -82,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
               f"({facts.seconds['explore']} s exploring, {facts.seconds['prove']} s proving)")
     if a.table_md is not None:
         from render.table_md import render_table_md
-        write_text_atomic(a.table_md, render_table_md(table, a.table))
+        write_text_atomic(a.table_md, render_table_md(table, spec))
         print(f"wrote {a.table_md}: {len(table.rows)} rows of table {table.name}")
     if a.guide_svg is not None:
         from render.site_guide import write_guide_svgs
@@ -91,7 +92,7 @@ def run(a: argparse.Namespace) -> int:
     if a.out is not None:
         from render.site import build_site
         from render.site_model import gather
-        site = gather(table, urgent, spec=a.table) if a.table is not None else None
+        site = gather(table, urgent, spec=spec) if spec is not None else None
         built = build_site(Path(a.out), overwrite=a.overwrite, site=site)
         if built.note:
             print(f"groupspec render: note: {built.note}", file=sys.stderr)

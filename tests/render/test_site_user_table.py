@@ -122,3 +122,9 @@ def test_a_table_that_is_not_there_is_one_line(tmp_path: Path) -> None:
     ran = render(tmp_path, "--table", "no_such_module:T", "--out", str(tmp_path / "s"))
     assert ran.returncode == 2 and "--table: cannot import 'no_such_module'" in ran.stderr, ran.stderr
     assert len(ran.stderr.splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
+def test_kafka_39_by_name_is_the_classic_table(tmp_path: Path) -> None:
+    ran = render(tmp_path, "--table", "kafka-3.9", "--table-md", str(tmp_path / "t.md"))
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "t.md").read_text() == (ROOT / "docs" / "table.md").read_text()
