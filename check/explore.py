@@ -29,6 +29,7 @@ from check.abstract import (
     renamers,
     world_key,
 )
+from check.user_code import ours
 from model.dsl import Guard, SpecDefect, Superseded, Table
 from model.invariants import INVARIANTS, check_state, check_transition
 from model.state import Group
@@ -135,6 +136,10 @@ class _Search:
         self.depth: list[int] = [0]
         self.graph.add_node(0)
         self.seen_violation: set[str] = set()
+        # A user's invariant no longer checked (it has its counterexample) is still evaluated, its
+        # verdict ignored: one that raises on a later state is a defect in it, as the native
+        # engine (which evaluates every invariant on every group) finds it.
+        self.watched: frozenset[str] = frozenset()
         self.queue: deque[int] = deque([0])
         self.expanded: set[int] = set()
         # World key (identity renaming) -> orbit key: revisits skip the other permutations.
@@ -149,6 +154,9 @@ class _Search:
             Violation(name, msg, render_trace(self.model, self.worlds, self.parent, node, extra)))
         if not self.all_counterexamples:
             self.active = self.active - {name}
+            inv = INVARIANTS.get(name)
+            if inv is not None and not ours(inv.check):
+                self.watched = self.watched | {name}
         if name != LIVENESS:
             self.pending.discard(LIVENESS)  # liveness is checked only on runs without safety violations
 
@@ -172,6 +180,8 @@ class _Search:
                     self.report.rows_fired[rid] = self.report.rows_fired.get(rid, 0) + 1
                 for name, msg in check_transition(self.table, t, self.active):
                     self.violate(name, msg, node, (s.action, s.index))
+                if self.watched:
+                    check_transition(self.table, t, self.watched)
             if s.world == w:  # a self-loop: nothing to look up
                 if not self.graph.has_edge(node, node):
                     self.graph.add_edge(node, node, fault=s.fault)
@@ -197,6 +207,8 @@ class _Search:
             self.queue.append(nxt)
             for name, msg in check_state(s.world.group, self.active):
                 self.violate(name, msg, nxt)
+            if self.watched:
+                check_state(s.world.group, self.watched)
         return nxt
 
     def link(self, node: int, nxt: int, fault: bool) -> None:

@@ -161,14 +161,16 @@ def run(a: argparse.Namespace) -> int:
                      f"{v.produced} records acknowledged, {v.consumed} consumed, {len(v.generations)} generations, "
                      f"churn {doc['churn']['actions_by_kind'] or 'none'}; {judged}violations "
                      f"{doc['violations_by_kind']}; report in {a.report}\n")
-    if v.violations or (observed is not None and observed.findings):
-        return EXIT_VIOLATION
+    # observe ending by itself comes first: the members lost their proxy with it, so what they did
+    # not consume after that is not the target's doing
     if observed is not None and observed.exit_code == EXIT_BAD_INPUT:  # e.g. --observe-table's atom raised
         said = observed.stderr_tail[-1] if observed.stderr_tail else "no message"
         raise BadInput(f"observe stopped: {said.removeprefix('groupspec observe: ')}")
     if observed is not None and observed.exit_code not in (0, 1):
         raise Incomplete(f"groupspec observe ended with exit {observed.exit_code} (3: the upstream failed); "
                          f"see {a.report}/observe")
+    if v.violations or (observed is not None and observed.findings):
+        return EXIT_VIOLATION
     if not result.drain_completed or result.result.bad_lines:
         raise Incomplete("the group did not drain after the churn (or a member printed lines that are not "
                          f"events); see {a.report}/report.md")
