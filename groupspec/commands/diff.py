@@ -56,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-differences", type=int, default=3,
                    help="how many differences to render as scenarios (default 3)")
     p.add_argument("--max-states", type=int, default=None, help="stop after this many lockstep states")
-    p.add_argument("--out", default=None, metavar="DIR", help="write each scenario to DIR/difference-K.json")
+    p.add_argument("--out", default=None, metavar="DIR", help="write each scenario to DIR/difference-K.json (DIR is made if missing)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
     p.add_argument("--html", default=None, metavar="FILE",
                    help="write each difference's verified scenario as sequence diagrams, run on "
@@ -83,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
     at_least("--max-differences", a.max_differences, 1)
     if a.max_states is not None:
         at_least("--max-states", a.max_states, 1)
-    output_dir(a.out, "--out", "difference-1.json", create=False)
+    output_dir(a.out, "--out", "difference-1.json", create=True)
     output_file(a.json, "--json")
     output_file(a.html, "--html")
     output_file(a.itf, "--itf")
