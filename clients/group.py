@@ -175,9 +175,13 @@ class Group:
 
     def stop(self, name: str, timeout_s: float = STOP_TIMEOUT_S) -> Optional[int]:
         """SIGTERM, then wait for a clean exit (SIGKILL after `timeout_s`); the exit code."""
+        self.members[name].signal(signal.SIGTERM)
+        return self._reap(name, time.monotonic() + timeout_s, timeout_s)
+
+    def _reap(self, name: str, deadline: float, timeout_s: float) -> Optional[int]:
+        """Member `name`, sent SIGTERM, waited for until `deadline` (then SIGKILL); its exit code."""
         member = self.members[name]
-        member.signal(signal.SIGTERM)
-        code = member.wait(timeout_s)
+        code = member.wait(max(0.0, deadline - time.monotonic()))
         if code is None:
             member.signal(signal.SIGKILL)
             code = member.wait(10)
@@ -212,10 +216,17 @@ class Group:
                 self._lock.wait(min(left, 0.5))
             return True
 
-    def close(self) -> dict[str, Optional[int]]:
-        for m in self.members.values():
-            m.signal(signal.SIGCONT)  # a paused member must run to stop
-        return {name: self.stop(name) if m.alive else m.proc.returncode for name, m in self.members.items()}
+    def close(self, timeout_s: float = STOP_TIMEOUT_S) -> dict[str, Optional[int]]:
+        """Every member stopped at once (SIGTERM to all, then each waited for until one deadline:
+        members that cannot leave cleanly, e.g. whose coordinator is gone, wait out their close
+        together, not one after the other); the exit codes."""
+        alive = [name for name, m in self.members.items() if m.alive]
+        for name in alive:
+            self.members[name].signal(signal.SIGCONT)  # a paused member must run to stop
+            self.members[name].signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        return {name: self._reap(name, deadline, timeout_s) if name in alive else m.proc.returncode
+                for name, m in self.members.items()}
 
     # what the events say
 
