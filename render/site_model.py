@@ -163,7 +163,8 @@ def _definition(obj: object) -> str:
     return f"{path}:{inspect.getsourcelines(obj)[1]}"  # type: ignore[arg-type]
 
 
-def properties(facts: Optional[Facts]) -> list[Property]:
+def properties(facts: Optional[Facts], unknown: str = "unknown (facts stale)") -> list[Property]:
+    """`unknown`: the proof status said when there are no facts for the table."""
     contract = _contract_names()
     mutants: dict[str, list[tuple[str, str]]] = {}
     for mname, (_, broken, description) in MUTANTS.items():
@@ -175,7 +176,7 @@ def properties(facts: Optional[Facts]) -> list[Property]:
     out: list[Property] = []
     for name, inv in INVARIANTS.items():
         kind = "client contract" if name in contract else f"{inv.kind} invariant"
-        status = facts.invariant_proofs.get(name, "not run") if facts else "unknown (facts stale)"
+        status = facts.invariant_proofs.get(name, "not run") if facts else unknown
         proof = (f"induction (Z3, unbounded: proofs/induction.py): {status}; checked on every state "
                  f"and step of the default plan's explorations")
         out.append(Property(name, kind, inv.doc, _definition(inv.check), proof,
@@ -249,5 +250,6 @@ def gather(table: Table = CLASSIC_TABLE, urgent: tuple[tuple[str, Guard], ...] =
         facts = None
     by_row, refs = scenario_coverage(table)
     against = against_base(spec, table) if spec is not None else None
-    return Site(table, facts, note, by_row, refs, properties(facts), list(HISTORICAL.values()),
+    unknown = "unknown (facts stale)" if spec is None else f"not computed for {spec} (groupspec prove --table {spec})"
+    return Site(table, facts, note, by_row, refs, properties(facts, unknown), list(HISTORICAL.values()),
                 overrides(), {n: p.description for n, p in PROFILES.items()}, against)

@@ -266,7 +266,8 @@ def _effects(r: Row) -> str:
 
 def _decided(site: Site, r: Row) -> str:
     if site.facts is None:
-        return '<span class="muted">unknown: the committed facts are stale</span>'
+        why = "the committed facts are stale" if site.against is None else "the committed facts are the classic table's"
+        return f'<span class="muted">unknown: {why}</span>'
     proved = r.id in site.facts.proved_unreachable
     explorer = r.id not in site.facts.fired_by
     how = []

@@ -76,6 +76,15 @@ def test_the_pages_name_the_table_and_its_source(sites: tuple[Path, Path]) -> No
         assert "from the transition table (model/table.py)" in (classic / page).read_text(), page
 
 
+def test_proof_status_says_it_was_not_computed_for_it(sites: tuple[Path, Path]) -> None:
+    team, classic = sites
+    invariants = (team / "invariants.html").read_text()
+    assert "not computed for teamtab:TABLE (groupspec prove --table teamtab:TABLE)" in invariants
+    assert "facts stale" not in invariants and "not computed for" not in (classic / "invariants.html").read_text()
+    assert "unknown: the committed facts are the classic table&#x27;s" in (team / "state-Dead.html").read_text() or \
+        "unknown: the committed facts are the classic table's" in (team / "state-Dead.html").read_text()
+
+
 def test_its_rows_are_set_against_kafka_39s(sites: tuple[Path, Path]) -> None:
     team, classic = sites
     profiles = (team / "profiles.html").read_text()
