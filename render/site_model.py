@@ -196,35 +196,29 @@ def properties(facts: Optional[Facts], unknown: str = "unknown (facts stale)") -
 ROW_FIELDS: Final = ("guard", "reply", "next_state", "effects", "cite", "note", "unreachable")
 
 
-def against_base(spec: str, table: Table, base: Table = CLASSIC_TABLE) -> AgainstBase:
-    """`table`'s rows against the classic table's, by id: changed, added, removed."""
+def changed_rows(name: str, table: Table, base: Table = CLASSIC_TABLE) -> list[Override]:
+    """`table`'s rows (named `name`) that differ from `base`'s row of the same id, field by field."""
     by_id = {r.id: r for r in base.rows}
-    ids = {r.id for r in table.rows}
-    differ = []
+    out: list[Override] = []
     for r in table.rows:
         b = by_id.get(r.id)
         changed = () if b is None else tuple(f for f in ROW_FIELDS if getattr(b, f) != getattr(r, f))
-        if changed and b is not None:
-            differ.append(Override(spec, b, r, changed))
-    return AgainstBase(spec, tuple(differ), tuple(r for r in table.rows if r.id not in by_id),
+        if b is not None and changed:
+            out.append(Override(name, b, r, changed))
+    return out
+
+
+def against_base(spec: str, table: Table, base: Table = CLASSIC_TABLE) -> AgainstBase:
+    """`table`'s rows against the classic table's, by id: changed, added, removed."""
+    base_ids, ids = {r.id for r in base.rows}, {r.id for r in table.rows}
+    return AgainstBase(spec, tuple(changed_rows(spec, table, base)),
+                       tuple(r for r in table.rows if r.id not in base_ids),
                        tuple(r for r in base.rows if r.id not in ids))
 
 
 def overrides(base: Table = CLASSIC_TABLE) -> list[Override]:
     """Every row of every registered profile that differs from the base table's row of the same id."""
-    out: list[Override] = []
-    for name in PROFILES:
-        if name == BASE_PROFILE:
-            continue
-        by_id = {r.id: r for r in base.rows}
-        for r in profile_table(name).rows:
-            b = by_id.get(r.id)
-            if b is None:
-                continue
-            changed = tuple(f for f in ROW_FIELDS if getattr(b, f) != getattr(r, f))
-            if changed:
-                out.append(Override(name, b, r, changed))
-    return out
+    return [o for name in PROFILES if name != BASE_PROFILE for o in changed_rows(name, profile_table(name), base)]
 
 
 # ---------------------------------------------------------------- the whole site
