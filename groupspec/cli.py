@@ -133,6 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     code (model/errors.py); Ctrl-C exits 130; anything else is a defect, reported as one."""
     args = list(sys.argv[1:] if argv is None else argv)
     name = _command_words(args)  # for the messages of errors before the arguments are parsed
+    _remove_unused_dirs(remove=False)
     try:
         root, parsers = build_parser()
         if not args:
@@ -199,12 +200,13 @@ def _report_boundary(name: str, e: BoundaryError) -> int:
     return e.exit_code
 
 
-def _remove_unused_dirs() -> None:
-    """Output directories the run made and left empty, removed (groupspec.options; a run that
-    never loaded it made none)."""
+def _remove_unused_dirs(remove: bool = True) -> None:
+    """Output directories this run made and left empty, removed (groupspec.options; a run that
+    never loaded it made none); with `remove` False only forgotten (an earlier `main` in this
+    process, as in tests, made them and they are its output)."""
     options = sys.modules.get("groupspec.options")
     if options is not None:
-        options.remove_unused_dirs()
+        options.remove_unused_dirs(remove)
 
 
 def _flush_quietly() -> None:

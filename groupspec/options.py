@@ -197,13 +197,16 @@ def output_dir(path: Optional[str], flag: str, first_file: str, *, create: bool)
     return path
 
 
-def remove_unused_dirs() -> None:
+def remove_unused_dirs(remove: bool = True) -> None:
     """The directories `output_dir` made that are still empty, removed (innermost first): a run
     stopped by bad input, a defect or Ctrl-C before it wrote anything leaves no empty output
-    directory that looks like a run's. A directory with anything in it stays."""
+    directory that looks like a run's. A directory with anything in it stays. `remove` False:
+    only forgotten (they were an earlier run's in this process)."""
     while _made_dirs:
+        made = _made_dirs.pop()
         try:
-            os.rmdir(_made_dirs.pop())
+            if remove:
+                os.rmdir(made)
         except OSError:
             pass  # not empty (the run wrote into it), or gone already
 

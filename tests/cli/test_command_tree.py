@@ -217,3 +217,14 @@ def test_the_removal_keeps_a_directory_with_anything_in_it(tmp_path: Path) -> No
     assert empty.is_dir()
     options.remove_unused_dirs()
     assert not empty.exists()
+
+
+def test_a_later_run_in_the_process_leaves_an_earlier_runs_directory(tmp_path: Path) -> None:
+    """`main` called twice in one process (as tests do): the first run's output directory, empty
+    but its result (diff found no difference), is not the second, failing run's to remove."""
+    first = tmp_path / "first"
+    assert main(["diff", "--table", "kafka-3.9", "--against", "kafka-3.9", "--members", "1", "--quiet",
+                 "--out", str(first)]) == 0
+    assert first.is_dir() and not any(first.iterdir())
+    assert main(["fuzz", "--target", "serve", "--table", "no_such_module:T", "--report", str(tmp_path / "second")]) == 2
+    assert first.is_dir() and not (tmp_path / "second").exists()
